@@ -1,0 +1,2 @@
+//! The `groundcite` command.
+fn main() {}

@@ -1,0 +1,70 @@
+//! # groundcite-core
+//!
+//! The pure heart of groundcite: it decides, deterministically, which claims
+//! of a model's answer may reach a user. No I/O, no async, no network, no
+//! clock: the caller supplies trace IDs and timestamps ([`Provenance`]).
+//!
+//! ## Key types
+//! - [`Chunk`] and [`ChunkSet`]: the retrieved chunks of one request, with
+//!   unique, header-safe IDs.
+//! - [`GroundedAnswer`] ([`Claim`], [`Citation`]): what the model returns.
+//! - [`find_quote`] and [`MatchProfile`]: **the** matching rule, used everywhere;
+//!   spans are code points into the original chunk ([`Span`]).
+//! - [`verify`] / [`Verifier`]: drop every citation whose chunk was not
+//!   retrieved or whose quote is not in that chunk, drop claims left without
+//!   citations, refuse (R1/R2) when nothing survives.
+//! - [`Contract`]: renderer contract v1, the one JSON the UI receives.
+//! - [`prompt`]: sources under unforgeable `[chunk_id: …]` headers and the
+//!   system prompt.
+//!
+//! ## Example
+//! ```
+//! use groundcite_core::{Chunk, ChunkSet, GroundedAnswer, MatchProfile, Provenance, verify};
+//!
+//! let chunks = ChunkSet::new(vec![Chunk {
+//!     chunk_id: "refunds#1".into(),
+//!     content: "Refunds are available within 30 days of purchase.".into(),
+//!     source_title: Some("Refund policy".into()),
+//!     source_url: None,
+//!     page_number: None,
+//!     score: None,
+//! }])?;
+//! let answer: GroundedAnswer = serde_json::from_str(r#"{
+//!   "answerable": true,
+//!   "claims": [{"text": "You have 30 days to ask for a refund.",
+//!               "citations": [{"chunk_id": "refunds#1",
+//!                              "quote": "refunds are available within 30 days"}]}]
+//! }"#)?;
+//! let contract = verify(&answer, &chunks, MatchProfile::Default, Provenance {
+//!     trace_id: "t-1".into(),
+//!     created_at: "2026-11-30T00:00:00Z".into(),
+//!     question: Some("How long is the refund window?".into()),
+//!     model: None,
+//! });
+//! assert!(contract.answerable);
+//! let citation = &contract.claims[0].citations[0];
+//! assert_eq!(citation.source_text.as_deref(), Some("Refunds are available within 30 days"));
+//! assert_eq!(contract.answer, "You have 30 days to ask for a refund. [1]");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod contract;
+mod error;
+mod model;
+mod normalize;
+pub mod prompt;
+mod render;
+mod verify;
+
+pub use contract::{
+    CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, Provenance, Refusal, RefusalCode,
+    Source, Warning, WarningCode, safe_source_url,
+};
+pub use error::InputError;
+pub use model::{Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN};
+pub use normalize::{
+    LazyNormalized, MatchKind, MatchProfile, NearMiss, NormalizedText, QuoteMatch, QuoteVerdict,
+    Span, find_quote, find_quote_in, normalize,
+};
+pub use render::render_text;
+pub use verify::{ClaimOutcome, Verifier, VerifyStats, verify};

@@ -1,0 +1,373 @@
+//! The verifier: a pure function of (raw answer, chunks, match profile).
+//!
+//! [`verify`] checks a whole [`GroundedAnswer`]; [`Verifier`] does the same
+//! one claim at a time, for streams, and gives the same result.
+
+use std::collections::HashMap;
+
+use crate::contract::{
+    CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, Provenance, RefusalCode, Source,
+    Warning, WarningCode, safe_source_url,
+};
+use crate::model::{ChunkSet, Claim, GroundedAnswer};
+use crate::normalize::{LazyNormalized, MatchProfile, QuoteVerdict, find_quote_in};
+
+/// Verifies `answer` against the retrieved `chunks` and builds contract v1.
+pub fn verify(
+    answer: &GroundedAnswer,
+    chunks: &ChunkSet,
+    profile: MatchProfile,
+    provenance: Provenance,
+) -> Contract {
+    let mut v = Verifier::new(chunks, profile);
+    if answer.answerable {
+        for (i, claim) in answer.claims.iter().enumerate() {
+            v.claim(i, claim);
+        }
+    } else {
+        v.discard_claims(answer.claims.len());
+    }
+    v.finish(answer.answerable, provenance)
+}
+
+/// What happened to one claim.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimOutcome {
+    /// The claim survived with at least one verified citation.
+    Kept(ContractClaim),
+    /// The claim was dropped; the warnings say why.
+    Dropped(Vec<Warning>),
+}
+
+/// Counters behind the monitored signals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerifyStats {
+    /// Claims examined.
+    pub claims: usize,
+    /// Claims dropped because no citation verified (or none was given).
+    pub claims_failed: usize,
+    /// Citations examined.
+    pub citations: usize,
+    /// Citations that verified.
+    pub citations_verified: usize,
+}
+
+/// Incremental verifier over one request's chunks.
+#[derive(Debug)]
+pub struct Verifier<'a> {
+    chunks: &'a ChunkSet,
+    profile: MatchProfile,
+    normalized: Vec<LazyNormalized<'a>>,
+    /// Chunk position → footnote number.
+    refs: HashMap<usize, usize>,
+    /// Chunk positions in footnote order.
+    ref_order: Vec<usize>,
+    claims: Vec<ContractClaim>,
+    warnings: Vec<Warning>,
+    stats: VerifyStats,
+}
+
+impl<'a> Verifier<'a> {
+    /// A verifier for one request.
+    pub fn new(chunks: &'a ChunkSet, profile: MatchProfile) -> Verifier<'a> {
+        Verifier {
+            chunks,
+            profile,
+            normalized: chunks
+                .chunks()
+                .iter()
+                .map(|c| LazyNormalized::new(&c.content, profile))
+                .collect(),
+            refs: HashMap::new(),
+            ref_order: Vec::new(),
+            claims: Vec::new(),
+            warnings: Vec::new(),
+            stats: VerifyStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> VerifyStats {
+        self.stats
+    }
+
+    /// Verifies the claim at position `index` of the model's answer. Claims
+    /// must be fed in order; footnote numbers are assigned as they are kept.
+    pub fn claim(&mut self, index: usize, claim: &Claim) -> ClaimOutcome {
+        self.stats.claims += 1;
+        let mut warnings = Vec::new();
+        let warn = |code, citation_index, chunk_id: Option<&str>, message: String| Warning {
+            code,
+            claim_index: Some(index),
+            citation_index,
+            chunk_id: chunk_id.map(str::to_string),
+            message,
+        };
+        if claim.text.trim().is_empty() {
+            self.stats.claims_failed += 1;
+            warnings.push(warn(
+                WarningCode::EmptyClaimText,
+                None,
+                None,
+                format!("Claim {index} has no text and was dropped."),
+            ));
+            return self.dropped(warnings);
+        }
+        if claim.citations.is_empty() {
+            self.stats.claims_failed += 1;
+            warnings.push(warn(
+                WarningCode::ClaimWithoutCitations,
+                None,
+                None,
+                format!("Claim {index} came without citations and was dropped."),
+            ));
+            return self.dropped(warnings);
+        }
+        // (chunk position, match) of each verified citation, for dedup and refs.
+        let mut kept: Vec<(usize, ContractCitation)> = Vec::new();
+        for (ci, cit) in claim.citations.iter().enumerate() {
+            self.stats.citations += 1;
+            let id = cit.chunk_id.as_str();
+            let Some(pos) = self.chunks.position(id) else {
+                let (code, message) = match self.merged_ids(id) {
+                    Some(parts) => (
+                        WarningCode::MergedChunkIds,
+                        format!(
+                            "Citation {ci} of claim {index} joins several chunk IDs in one string ({}); each citation must name exactly one chunk.",
+                            parts.join(", ")
+                        ),
+                    ),
+                    None => (
+                        WarningCode::UnknownChunkId,
+                        format!(
+                            "Citation {ci} of claim {index} names chunk {id:?}, which was not retrieved."
+                        ),
+                    ),
+                };
+                warnings.push(warn(code, Some(ci), Some(id), message));
+                continue;
+            };
+            match find_quote_in(&self.normalized[pos], &cit.quote) {
+                QuoteVerdict::Empty => warnings.push(warn(
+                    WarningCode::EmptyQuote,
+                    Some(ci),
+                    Some(id),
+                    format!(
+                        "Citation {ci} of claim {index} has an empty quote (no letter or digit)."
+                    ),
+                )),
+                QuoteVerdict::NotFound(near) => {
+                    let hint = match near {
+                        Some(nm) => format!(
+                            " Closest near miss: code points {}..{} (similarity {:.3}): {:?}.",
+                            nm.span.start,
+                            nm.span.end,
+                            nm.similarity,
+                            truncate(&nm.source_text, 200)
+                        ),
+                        None => " No close near miss.".to_string(),
+                    };
+                    warnings.push(warn(
+                        WarningCode::QuoteNotFound,
+                        Some(ci),
+                        Some(id),
+                        format!(
+                            "Citation {ci} of claim {index}: the quote {:?} is not in chunk {id:?} under the {} matching rule.{hint}",
+                            truncate(&cit.quote, 200),
+                            self.profile.as_str()
+                        ),
+                    ));
+                }
+                QuoteVerdict::Found(m) => {
+                    if kept.iter().any(|(p, c)| *p == pos && c.span == Some(m.span)) {
+                        warnings.push(warn(
+                            WarningCode::DuplicateCitation,
+                            Some(ci),
+                            Some(id),
+                            format!(
+                                "Citation {ci} of claim {index} repeats an earlier citation of the same passage and was merged into it."
+                            ),
+                        ));
+                        continue;
+                    }
+                    let content = self.normalized[pos].original();
+                    kept.push((
+                        pos,
+                        ContractCitation {
+                            reference: 0,
+                            chunk_id: id.to_string(),
+                            quote: cit.quote.clone(),
+                            source_text: Some(content[m.bytes.clone()].to_string()),
+                            kind: m.kind,
+                            span: Some(m.span),
+                        },
+                    ));
+                }
+            }
+        }
+        // Duplicates are not failures: they merged into a kept citation.
+        self.stats.citations_verified += kept.len();
+        if kept.is_empty() {
+            self.stats.claims_failed += 1;
+            warnings.push(warn(
+                WarningCode::ClaimUnsupported,
+                None,
+                None,
+                format!(
+                    "Claim {index} was dropped: none of its {} citation(s) verified.",
+                    claim.citations.len()
+                ),
+            ));
+            return self.dropped(warnings);
+        }
+        let citations = kept
+            .into_iter()
+            .map(|(pos, mut c)| {
+                c.reference = self.reference(pos);
+                c
+            })
+            .collect();
+        let verified = ContractClaim {
+            index,
+            text: claim.text.trim().to_string(),
+            citations,
+        };
+        self.warnings.extend(warnings);
+        self.claims.push(verified.clone());
+        ClaimOutcome::Kept(verified)
+    }
+
+    /// Records that the model sent `n` claims with `answerable: false`.
+    pub fn discard_claims(&mut self, n: usize) {
+        if n > 0 {
+            self.warnings.push(Warning {
+                code: WarningCode::ClaimsOnUnanswerable,
+                claim_index: None,
+                citation_index: None,
+                chunk_id: None,
+                message: format!(
+                    "The model said the sources do not answer the question but sent {n} claim(s); they were discarded unverified."
+                ),
+            });
+        }
+    }
+
+    /// Builds the contract. `answerable` is what the model said.
+    pub fn finish(mut self, answerable: bool, provenance: Provenance) -> Contract {
+        let refusal = if !answerable {
+            Some(RefusalCode::R1)
+        } else if self.claims.is_empty() {
+            Some(RefusalCode::R2)
+        } else {
+            None
+        };
+        if let Some(code) = refusal {
+            return Contract::refused(code, provenance, self.profile, self.warnings);
+        }
+        let sources = self.sources();
+        let answer = self
+            .claims
+            .iter()
+            .map(|c| {
+                let mut s = c.text.clone();
+                s.push(' ');
+                let mut seen = Vec::new();
+                for cit in &c.citations {
+                    if !seen.contains(&cit.reference) {
+                        seen.push(cit.reference);
+                        s.push_str(&format!("[{}]", cit.reference));
+                    }
+                }
+                s
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        Contract {
+            contract_version: CONTRACT_VERSION.to_string(),
+            trace_id: provenance.trace_id,
+            question: provenance.question,
+            answerable: true,
+            answer,
+            refusal: None,
+            claims: self.claims,
+            sources,
+            warnings: self.warnings,
+            match_profile: self.profile,
+            model: provenance.model,
+            created_at: provenance.created_at,
+        }
+    }
+
+    fn dropped(&mut self, warnings: Vec<Warning>) -> ClaimOutcome {
+        self.warnings.extend(warnings.iter().cloned());
+        ClaimOutcome::Dropped(warnings)
+    }
+
+    fn reference(&mut self, pos: usize) -> usize {
+        if let Some(&r) = self.refs.get(&pos) {
+            return r;
+        }
+        self.ref_order.push(pos);
+        let r = self.ref_order.len();
+        self.refs.insert(pos, r);
+        r
+    }
+
+    /// The IDs joined in `id` when it looks like several retrieved IDs in one string.
+    fn merged_ids(&self, id: &str) -> Option<Vec<String>> {
+        let parts: Vec<&str> = id
+            .split([',', ';', '|', '\n'])
+            .flat_map(|p| p.split(" and "))
+            .flat_map(|p| p.split_whitespace())
+            .map(|p| p.trim_matches(|c: char| c == '[' || c == ']' || c == '"' || c == '\''))
+            .filter(|p| !p.is_empty())
+            .collect();
+        let known = parts
+            .iter()
+            .filter(|p| self.chunks.position(p).is_some())
+            .count();
+        (parts.len() >= 2 && known >= 1).then(|| parts.iter().map(|p| format!("{p:?}")).collect())
+    }
+
+    fn sources(&mut self) -> Vec<Source> {
+        let mut out = Vec::with_capacity(self.ref_order.len());
+        for (i, &pos) in self.ref_order.iter().enumerate() {
+            let chunk = &self.chunks.chunks()[pos];
+            let source_url = match chunk.source_url.as_deref() {
+                None => None,
+                Some(url) => match safe_source_url(url) {
+                    Ok(()) => Some(url.to_string()),
+                    Err(why) => {
+                        self.warnings.push(Warning {
+                            code: WarningCode::UnsafeSourceUrl,
+                            claim_index: None,
+                            citation_index: None,
+                            chunk_id: Some(chunk.chunk_id.clone()),
+                            message: format!(
+                                "The source URL of chunk {:?} {why}; it is shown without a link.",
+                                chunk.chunk_id
+                            ),
+                        });
+                        None
+                    }
+                },
+            };
+            out.push(Source {
+                reference: i + 1,
+                chunk_id: chunk.chunk_id.clone(),
+                source_title: chunk.source_title.clone(),
+                source_url,
+                page_number: chunk.page_number,
+                score: chunk.score,
+            });
+        }
+        out
+    }
+}
+
+fn truncate(s: &str, max_chars: usize) -> String {
+    match s.char_indices().nth(max_chars) {
+        Some((b, _)) => format!("{}…", &s[..b]),
+        None => s.to_string(),
+    }
+}

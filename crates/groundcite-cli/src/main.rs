@@ -1,2 +1,74 @@
-//! The `groundcite` command.
-fn main() {}
+//! The `groundcite` command: verify claim-level citations and print renderer
+//! contract v1. See `groundcite --help`.
+//!
+//! Exit codes: 0 success (claims may have been dropped: that is a result,
+//! not an error); 1 a check found problems (`schema lint`) or an I/O failure;
+//! 2 bad input (the message names file, line and JSON path).
+
+mod input;
+mod verify_cmd;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// groundcite: every claim a user sees is linked to a chunk that was really
+/// retrieved and to a quote that really is in that chunk.
+#[derive(Debug, Parser)]
+#[command(name = "groundcite", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Verify a model's structured answer against the retrieved chunks and
+    /// print renderer contract v1.
+    Verify(verify_cmd::VerifyArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Verify(args) => verify_cmd::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => report(err),
+    }
+}
+
+/// Maps an error to its exit code after printing it once, on stderr.
+fn report(err: anyhow::Error) -> ExitCode {
+    // A reader that closed the pipe (`| head`) is not an error worth a message.
+    let broken_pipe = err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| e.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind))
+            == Some(std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
+    let code = if err.downcast_ref::<input::BadInput>().is_some() {
+        2
+    } else {
+        1
+    };
+    let _ = writeln!(std::io::stderr(), "error: {err:#}");
+    ExitCode::from(code)
+}
+
+/// A fresh trace ID (UUIDv7: sortable by time).
+pub(crate) fn new_trace_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// The current time, RFC 3339 UTC with millisecond precision.
+pub(crate) fn now_rfc3339() -> String {
+    let now = jiff::Timestamp::now();
+    // Rounding to milliseconds cannot fail for a current timestamp; fall back to full precision.
+    now.round(jiff::Unit::Millisecond).unwrap_or(now).to_string()
+}

@@ -285,3 +285,25 @@ pub fn safe_source_url(url: &str) -> Result<(), &'static str> {
     }
     Ok(())
 }
+
+/// Longest trace ID accepted from a caller.
+pub const MAX_TRACE_ID_LEN: usize = 128;
+
+/// Checks a caller-supplied trace ID: 1–128 characters of ASCII letters,
+/// digits and `. _ : -`, so it is safe in logs, URLs and file names.
+pub fn validate_trace_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > MAX_TRACE_ID_LEN {
+        return Err(format!(
+            "trace ID must be 1 to {MAX_TRACE_ID_LEN} characters long"
+        ));
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-')))
+    {
+        return Err(format!(
+            "trace ID {id:?} contains {c:?}; only ASCII letters, digits and . _ : - are allowed"
+        ));
+    }
+    Ok(())
+}

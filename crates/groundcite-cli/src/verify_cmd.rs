@@ -1,0 +1,316 @@
+//! `groundcite verify`: one answer, or a JSON Lines batch in constant memory.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::process::ExitCode;
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+use groundcite_core::{
+    Chunk, ChunkSet, Contract, GroundedAnswer, MatchProfile, Provenance, render_text,
+    validate_trace_id, verify,
+};
+use serde::Deserialize;
+
+use crate::input::{self, BadInput, display_name};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Renderer contract v1 as JSON.
+    Json,
+    /// The answer with footnotes, for a terminal.
+    Text,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Retrieved chunks: a JSON array or JSON Lines of {chunk_id, content,
+    /// source_title?, source_url?, page_number?, score?}; `-` reads stdin.
+    #[arg(long, value_name = "FILE", required_unless_present = "batch")]
+    chunks: Option<String>,
+    /// The model's answer: {answerable, claims: [{text, citations: [{chunk_id, quote}]}]}; `-` reads stdin.
+    #[arg(long, value_name = "FILE", required_unless_present = "batch")]
+    answer: Option<String>,
+    /// The user's question, copied into the contract.
+    #[arg(long, value_name = "TEXT", conflicts_with = "batch")]
+    question: Option<String>,
+    /// The model that produced the answer, copied into the contract.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// Trace ID to use instead of a fresh UUIDv7.
+    #[arg(long, value_name = "ID", conflicts_with = "batch")]
+    trace_id: Option<String>,
+    /// Matching profile: `default`, or the opt-in `lenient` (NFKC, dashes, ellipses, invisibles).
+    #[arg(long = "match", value_name = "PROFILE", default_value = "default")]
+    profile: MatchProfile,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "json")]
+    format: Format,
+    /// Verify many requests: JSON Lines of {question?, chunks, answer, trace_id?, model?};
+    /// writes one contract per line, in input order (`-` reads stdin).
+    #[arg(long, value_name = "FILE.jsonl", conflicts_with_all = ["chunks", "answer"])]
+    batch: Option<String>,
+    /// Worker threads for --batch (default: the number of cores).
+    #[arg(long, value_name = "N", requires = "batch")]
+    jobs: Option<usize>,
+}
+
+pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    if let Some(batch) = &args.batch {
+        if args.format != Format::Json {
+            return Err(BadInput::new("--format", "--batch writes JSON Lines; --format text is not available").into());
+        }
+        return run_batch(batch, &args);
+    }
+    let (Some(chunks_path), Some(answer_path)) = (&args.chunks, &args.answer) else {
+        return Err(BadInput::new("arguments", "--chunks and --answer are both required").into());
+    };
+    if chunks_path == "-" && answer_path == "-" {
+        return Err(BadInput::new("<stdin>", "only one of --chunks and --answer can read stdin").into());
+    }
+    if let Some(id) = &args.trace_id {
+        validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m))?;
+    }
+    let chunks = input::read_chunks(chunks_path)?;
+    let answer = input::read_answer(answer_path)?;
+    let contract = verify(
+        &answer,
+        &chunks,
+        args.profile,
+        Provenance {
+            trace_id: args.trace_id.clone().unwrap_or_else(crate::new_trace_id),
+            created_at: crate::now_rfc3339(),
+            question: args.question.clone(),
+            model: args.model.clone(),
+        },
+    );
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &contract)?;
+            out.write_all(b"\n")?;
+        }
+        Format::Text => out.write_all(render_text(&contract).as_bytes())?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line of a batch file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchLine {
+    #[serde(default)]
+    question: Option<String>,
+    chunks: Vec<Chunk>,
+    answer: GroundedAnswer,
+    #[serde(default)]
+    trace_id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+/// Lines per unit of work: large enough to amortise channel traffic, small
+/// enough to keep memory constant.
+const BLOCK_LINES: usize = 64;
+
+struct Block {
+    seq: u64,
+    first_line: usize,
+    lines: Vec<Vec<u8>>,
+}
+
+struct Done {
+    seq: u64,
+    output: Vec<u8>,
+    bad: Vec<String>,
+}
+
+/// Reader → workers → ordered writer, with bounded channels so that memory
+/// stays constant whatever the file size.
+fn run_batch(path: &str, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    let name = display_name(path);
+    let reader: Box<dyn Read + Send> = if path == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(
+            std::fs::File::open(path)
+                .map_err(|e| BadInput::new(&name, format!("cannot read: {e}")))?,
+        )
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .max(1);
+    let profile = args.profile;
+    let model = args.model.clone();
+
+    let (work_tx, work_rx) = sync_channel::<Block>(jobs * 2);
+    let work_rx = Arc::new(Mutex::new(work_rx));
+    let (done_tx, done_rx) = sync_channel::<Done>(jobs * 2);
+
+    std::thread::scope(|s| -> anyhow::Result<ExitCode> {
+        let name_r = name.clone();
+        let reader_handle = s.spawn(move || read_blocks(reader, &name_r, work_tx));
+        for _ in 0..jobs {
+            let rx = Arc::clone(&work_rx);
+            let tx = done_tx.clone();
+            let (name, model) = (name.clone(), model.clone());
+            s.spawn(move || worker(&rx, &tx, &name, profile, model.as_deref()));
+        }
+        drop(done_tx);
+        let bad = write_in_order(done_rx)?;
+        let read_result = reader_handle
+            .join()
+            .map_err(|_| anyhow::anyhow!("the batch reader thread panicked"))?;
+        read_result?;
+        for msg in &bad {
+            eprintln!("error: {msg}");
+        }
+        Ok(if bad.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            eprintln!("error: {} line(s) of {name} were bad input; each has an error object in its place in the output", bad.len());
+            ExitCode::from(2)
+        })
+    })
+}
+
+fn read_blocks(
+    reader: Box<dyn Read + Send>,
+    name: &str,
+    tx: std::sync::mpsc::SyncSender<Block>,
+) -> Result<(), BadInput> {
+    let mut reader = BufReader::with_capacity(1 << 20, reader);
+    let mut seq = 0;
+    let mut line_no = 0;
+    loop {
+        let first_line = line_no + 1;
+        let mut lines = Vec::with_capacity(BLOCK_LINES);
+        while lines.len() < BLOCK_LINES {
+            let mut buf = Vec::new();
+            let n = reader
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| BadInput { line: Some(line_no + 1), ..BadInput::new(name, format!("cannot read: {e}")) })?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            lines.push(buf);
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        if tx.send(Block { seq, first_line, lines }).is_err() {
+            // The writer stopped (e.g. a closed pipe); nothing more to do.
+            return Ok(());
+        }
+        seq += 1;
+    }
+}
+
+fn worker(
+    rx: &Mutex<Receiver<Block>>,
+    tx: &std::sync::mpsc::SyncSender<Done>,
+    name: &str,
+    profile: MatchProfile,
+    model: Option<&str>,
+) {
+    loop {
+        // A poisoned lock means another worker panicked; stop quietly.
+        let block = match rx.lock() {
+            Ok(guard) => guard.recv(),
+            Err(_) => return,
+        };
+        let Ok(block) = block else { return };
+        let mut output = Vec::with_capacity(block.lines.iter().map(Vec::len).sum::<usize>() / 2);
+        let mut bad = Vec::new();
+        for (i, raw) in block.lines.iter().enumerate() {
+            let line_no = block.first_line + i;
+            match process_line(raw, line_no, name, profile, model) {
+                Ok(None) => {}
+                Ok(Some(contract)) => {
+                    // Serializing our own types into a Vec cannot fail.
+                    let _ = serde_json::to_writer(&mut output, &contract);
+                    output.push(b'\n');
+                }
+                Err(e) => {
+                    let err = serde_json::json!({"error": {
+                        "code": "bad_input",
+                        "line": line_no,
+                        "path": e.path,
+                        "message": e.message,
+                    }});
+                    let _ = serde_json::to_writer(&mut output, &err);
+                    output.push(b'\n');
+                    bad.push(e.to_string());
+                }
+            }
+        }
+        if tx.send(Done { seq: block.seq, output, bad }).is_err() {
+            return;
+        }
+    }
+}
+
+/// Verifies one batch line; `Ok(None)` for a blank line (skipped).
+fn process_line(
+    raw: &[u8],
+    line_no: usize,
+    name: &str,
+    profile: MatchProfile,
+    model: Option<&str>,
+) -> Result<Option<Contract>, BadInput> {
+    let at_line = |mut e: BadInput| {
+        e.line = Some(line_no);
+        e
+    };
+    let text = std::str::from_utf8(raw)
+        .map_err(|e| at_line(BadInput::new(name, format!("is not valid UTF-8 (byte {} of the line)", e.valid_up_to()))))?;
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let line: BatchLine = input::parse_json(name, text).map_err(at_line)?;
+    let chunks = ChunkSet::new(line.chunks).map_err(|e| {
+        at_line(BadInput {
+            path: Some(format!(".chunks{}", e.path)),
+            ..BadInput::new(name, e.message)
+        })
+    })?;
+    if let Some(id) = &line.trace_id {
+        validate_trace_id(id).map_err(|m| at_line(BadInput { path: Some(".trace_id".into()), ..BadInput::new(name, m) }))?;
+    }
+    Ok(Some(verify(
+        &line.answer,
+        &chunks,
+        profile,
+        Provenance {
+            trace_id: line.trace_id.unwrap_or_else(crate::new_trace_id),
+            created_at: crate::now_rfc3339(),
+            question: line.question,
+            model: line.model.or_else(|| model.map(str::to_string)),
+        },
+    )))
+}
+
+/// Writes blocks in input order as they complete; returns the bad-line messages.
+fn write_in_order(rx: Receiver<Done>) -> anyhow::Result<Vec<String>> {
+    let mut out = BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    let mut pending = BTreeMap::new();
+    let mut next = 0u64;
+    let mut bad = Vec::new();
+    for done in rx {
+        pending.insert(done.seq, done);
+        while let Some(d) = pending.remove(&next) {
+            out.write_all(&d.output).context("writing the batch output")?;
+            bad.extend(d.bad);
+            next += 1;
+        }
+    }
+    out.flush().context("writing the batch output")?;
+    Ok(bad)
+}

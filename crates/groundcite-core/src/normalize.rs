@@ -7,7 +7,10 @@
 //!
 //! # The rule (profile [`MatchProfile::Default`])
 //! Both texts are normalized, then the quote must be a substring of the chunk:
-//! 1. full Unicode case folding (as Python's `str.casefold`), so `É` matches `é`;
+//! 1. full Unicode case folding (as Python's `str.casefold`), so `É` matches `é`
+//!    and `ß` matches `SS`; except that the Latin and Armenian ligatures
+//!    U+FB00–U+FB06 and U+FB13–U+FB17, which full folding would expand, are
+//!    kept as written;
 //! 2. curly quotes become straight: U+2018 U+2019 U+201A U+201B U+2032 → `'`,
 //!    U+201C U+201D U+201E U+201F U+2033 → `"`;
 //! 3. every run of Unicode `White_Space` characters becomes one space, and
@@ -351,6 +354,9 @@ impl Normalizer {
             '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => self.emit(unit, '\''),
             '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => self.emit(unit, '"'),
             _ if c.is_ascii() => self.emit(unit, c.to_ascii_lowercase()),
+            // Full case folding would expand these ligatures (U+FB01 → "fi");
+            // the rule says ligatures match as written, so they are kept.
+            '\u{FB00}'..='\u{FB06}' | '\u{FB13}'..='\u{FB17}' => self.emit(unit, c),
             _ => {
                 let mut buf = [0u8; 4];
                 let single: &str = c.encode_utf8(&mut buf);

@@ -1,0 +1,181 @@
+//! Data-driven tests: `testdata/match/*.toml` (the matching rule) and
+//! `testdata/verify/*.json` (the verifier and contract), each payload also
+//! validated against the published contract JSON Schema.
+
+use std::path::{Path, PathBuf};
+
+use groundcite_core::{
+    Chunk, ChunkSet, GroundedAnswer, MatchKind, MatchProfile, Provenance, QuoteVerdict,
+    find_quote, normalize, verify,
+};
+use serde::Deserialize;
+use serde_json::Value;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(repo_root().join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no {ext} files in {dir}");
+    v
+}
+
+fn contract_validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("schemas/contract-v1.schema.json")).unwrap(),
+    )
+    .unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[derive(Deserialize)]
+struct MatchFile {
+    case: Vec<MatchCase>,
+}
+
+#[derive(Deserialize)]
+struct MatchCase {
+    name: String,
+    chunk: String,
+    quote: String,
+    #[serde(default)]
+    profile: Option<MatchProfile>,
+    expect: String,
+    span: Option<[usize; 2]>,
+    source_text: Option<String>,
+}
+
+#[test]
+fn matching_rule_cases() {
+    let mut n = 0;
+    for path in files("testdata/match", "toml") {
+        let file: MatchFile = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for c in file.case {
+            n += 1;
+            let profile = c.profile.unwrap_or_default();
+            let verdict = find_quote(&c.chunk, &c.quote, profile);
+            let ctx = format!("{}: case {:?}: got {verdict:?}", path.display(), c.name);
+            match (c.expect.as_str(), &verdict) {
+                ("exact" | "normalized", QuoteVerdict::Found(m)) => {
+                    let kind = if c.expect == "exact" { MatchKind::Exact } else { MatchKind::Normalized };
+                    assert_eq!(m.kind, kind, "{ctx}");
+                    let [s, e] = c.span.expect("found cases give a span");
+                    assert_eq!((m.span.start, m.span.end), (s, e), "{ctx}");
+                    let text = m.span.slice(&c.chunk).unwrap();
+                    assert_eq!(text, &c.chunk[m.bytes.clone()], "{ctx}");
+                    assert_eq!(normalize(text, profile), normalize(&c.quote, profile), "{ctx}");
+                    if let Some(st) = &c.source_text {
+                        assert_eq!(text, st, "{ctx}");
+                    }
+                }
+                ("not_found", QuoteVerdict::NotFound(_)) | ("empty", QuoteVerdict::Empty) => {}
+                _ => panic!("{ctx}: expected {}", c.expect),
+            }
+        }
+    }
+    assert!(n >= 50, "only {n} match cases");
+}
+
+#[derive(Deserialize)]
+struct VerifyCase {
+    name: String,
+    #[serde(default)]
+    profile: Option<MatchProfile>,
+    chunks: Vec<Chunk>,
+    answer: GroundedAnswer,
+    expect: Value,
+}
+
+/// Every key of `expected` must equal the same key in `actual` (recursively
+/// for objects; arrays must have equal length). Extra keys in `actual` are fine.
+fn assert_subset(expected: &Value, actual: &Value, at: &str) {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (k, ev) in e {
+                let av = a.get(k).unwrap_or_else(|| panic!("{at}.{k} missing in {actual}"));
+                assert_subset(ev, av, &format!("{at}.{k}"));
+            }
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            assert_eq!(e.len(), a.len(), "{at}: length differs: expected {expected}, got {actual}");
+            for (i, (ev, av)) in e.iter().zip(a).enumerate() {
+                assert_subset(ev, av, &format!("{at}[{i}]"));
+            }
+        }
+        _ => assert_eq!(expected, actual, "{at}"),
+    }
+}
+
+#[test]
+fn verify_cases() {
+    let validator = contract_validator();
+    let mut n = 0;
+    for path in files("testdata/verify", "json") {
+        let cases: Vec<VerifyCase> =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for case in cases {
+            n += 1;
+            let profile = case.profile.unwrap_or_default();
+            let chunks = ChunkSet::new(case.chunks).unwrap();
+            let contract = verify(&case.answer, &chunks, profile, Provenance {
+                trace_id: "test-trace".into(),
+                created_at: "2026-11-30T00:00:00Z".into(),
+                question: Some("q?".into()),
+                model: None,
+            });
+            let actual = serde_json::to_value(&contract).unwrap();
+            let ctx = format!("{}: case {:?}", path.display(), case.name);
+            if let Err(e) = validator.validate(&actual) {
+                panic!("{ctx}: contract violates the schema: {e}\n{actual:#}");
+            }
+            let mut expect = case.expect.clone();
+            let obj = expect.as_object_mut().unwrap();
+            // Translate the compact expectation format.
+            if let Some(code) = obj.remove("refusal") {
+                let got = actual["refusal"].get("code").cloned().unwrap_or(Value::Null);
+                assert_eq!(code, got, "{ctx}: refusal code\n{actual:#}");
+            }
+            for claim in obj.get_mut("claims").and_then(Value::as_array_mut).into_iter().flatten() {
+                for cit in claim.get_mut("citations").and_then(Value::as_array_mut).into_iter().flatten() {
+                    if let Some(Value::Array(s)) = cit.get("span").cloned() {
+                        cit["span"] = serde_json::json!({"start": s[0], "end": s[1]});
+                    }
+                }
+            }
+            let warnings = obj.remove("warnings");
+            assert_subset(&expect, &actual, &ctx);
+            if let Some(Value::Array(ws)) = warnings {
+                let got = actual["warnings"].as_array().unwrap();
+                assert_eq!(ws.len(), got.len(), "{ctx}: warnings\n{:#}", actual["warnings"]);
+                for (w, g) in ws.iter().zip(got) {
+                    let mut w = w.clone();
+                    let wo = w.as_object_mut().unwrap();
+                    let msg = g["message"].as_str().unwrap();
+                    if let Some(Value::String(s)) = wo.remove("message_contains") {
+                        assert!(msg.contains(&s), "{ctx}: {msg:?} lacks {s:?}");
+                    }
+                    if let Some(Value::String(s)) = wo.remove("message_lacks") {
+                        assert!(!msg.contains(&s), "{ctx}: {msg:?} contains {s:?}");
+                    }
+                    assert_subset(&w, g, &ctx);
+                }
+            }
+            // The invariant, on every verified citation.
+            for claim in &contract.claims {
+                for cit in &claim.citations {
+                    let chunk = chunks.get(&cit.chunk_id).unwrap();
+                    let st = cit.source_text.as_deref().unwrap();
+                    assert_eq!(cit.span.unwrap().slice(&chunk.content), Some(st), "{ctx}");
+                    assert_eq!(normalize(st, profile), normalize(&cit.quote, profile), "{ctx}");
+                }
+            }
+        }
+    }
+    assert!(n >= 15, "only {n} verify cases");
+}

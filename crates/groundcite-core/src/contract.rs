@@ -120,8 +120,8 @@ pub struct ContractCitation {
     pub reference: usize,
     /// The cited chunk.
     pub chunk_id: String,
-    /// The quote as the model wrote it.
-    pub quote: String,
+    /// The quote as the model wrote it; `null` for a bare reference.
+    pub quote: Option<String>,
     /// The chunk's exact text under `span`.
     pub source_text: Option<String>,
     /// How the quote was found.

@@ -68,4 +68,4 @@ pub use normalize::{
     Span, find_quote, find_quote_in, normalize,
 };
 pub use render::render_text;
-pub use verify::{ClaimOutcome, Verifier, VerifyStats, verify};
+pub use verify::{CitationRef, ClaimOutcome, Verifier, VerifyStats, verify};

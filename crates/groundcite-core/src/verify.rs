@@ -10,7 +10,7 @@ use crate::contract::{
     Warning, WarningCode, safe_source_url,
 };
 use crate::model::{ChunkSet, Claim, GroundedAnswer};
-use crate::normalize::{LazyNormalized, MatchProfile, QuoteVerdict, find_quote_in};
+use crate::normalize::{LazyNormalized, MatchKind, MatchProfile, QuoteVerdict, find_quote_in};
 
 /// Verifies `answer` against the retrieved `chunks` and builds contract v1.
 pub fn verify(
@@ -28,6 +28,16 @@ pub fn verify(
         v.discard_claims(answer.claims.len());
     }
     v.finish(answer.answerable, provenance)
+}
+
+/// A citation on its way into the verifier: a chunk ID and, when there is
+/// one, the quote to check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CitationRef<'q> {
+    /// The cited chunk's ID, as the source of the answer wrote it.
+    pub chunk_id: &'q str,
+    /// The quote to check, if any.
+    pub quote: Option<&'q str>,
 }
 
 /// What happened to one claim.
@@ -91,9 +101,41 @@ impl<'a> Verifier<'a> {
         self.stats
     }
 
+    /// The chunks being verified against.
+    pub fn chunks(&self) -> &'a ChunkSet {
+        self.chunks
+    }
+
+    /// Adds a warning raised before verification (by a parser or converter),
+    /// so that it reaches the contract in order.
+    pub fn warn(&mut self, warning: Warning) {
+        self.warnings.push(warning);
+    }
+
     /// Verifies the claim at position `index` of the model's answer. Claims
     /// must be fed in order; footnote numbers are assigned as they are kept.
     pub fn claim(&mut self, index: usize, claim: &Claim) -> ClaimOutcome {
+        let citations: Vec<CitationRef<'_>> = claim
+            .citations
+            .iter()
+            .map(|c| CitationRef {
+                chunk_id: &c.chunk_id,
+                quote: Some(&c.quote),
+            })
+            .collect();
+        self.claim_parts(index, &claim.text, &citations)
+    }
+
+    /// Verifies a claim given as parts, from any source (structured output,
+    /// prose markers, provider-native citations). A citation without a quote
+    /// is kept as [`MatchKind::Reference`] when its chunk was retrieved: there
+    /// is nothing to check but the ID.
+    pub fn claim_parts(
+        &mut self,
+        index: usize,
+        text: &str,
+        citations: &[CitationRef<'_>],
+    ) -> ClaimOutcome {
         self.stats.claims += 1;
         let mut warnings = Vec::new();
         let warn = |code, citation_index, chunk_id: Option<&str>, message: String| Warning {
@@ -103,7 +145,7 @@ impl<'a> Verifier<'a> {
             chunk_id: chunk_id.map(str::to_string),
             message,
         };
-        if claim.text.trim().is_empty() {
+        if text.trim().is_empty() {
             self.stats.claims_failed += 1;
             warnings.push(warn(
                 WarningCode::EmptyClaimText,
@@ -113,7 +155,7 @@ impl<'a> Verifier<'a> {
             ));
             return self.dropped(warnings);
         }
-        if claim.citations.is_empty() {
+        if citations.is_empty() {
             self.stats.claims_failed += 1;
             warnings.push(warn(
                 WarningCode::ClaimWithoutCitations,
@@ -125,9 +167,9 @@ impl<'a> Verifier<'a> {
         }
         // (chunk position, match) of each verified citation, for dedup and refs.
         let mut kept: Vec<(usize, ContractCitation)> = Vec::new();
-        for (ci, cit) in claim.citations.iter().enumerate() {
+        for (ci, cit) in citations.iter().enumerate() {
             self.stats.citations += 1;
-            let id = cit.chunk_id.as_str();
+            let id = cit.chunk_id;
             let Some(pos) = self.chunks.position(id) else {
                 let (code, message) = match self.merged_ids(id) {
                     Some(parts) => (
@@ -147,7 +189,30 @@ impl<'a> Verifier<'a> {
                 warnings.push(warn(code, Some(ci), Some(id), message));
                 continue;
             };
-            match find_quote_in(&self.normalized[pos], &cit.quote) {
+            let Some(quote) = cit.quote else {
+                if kept.iter().any(|(p, c)| *p == pos && c.kind == MatchKind::Reference) {
+                    warnings.push(warn(
+                        WarningCode::DuplicateCitation,
+                        Some(ci),
+                        Some(id),
+                        format!("Citation {ci} of claim {index} repeats an earlier reference to the same chunk and was merged into it."),
+                    ));
+                } else {
+                    kept.push((
+                        pos,
+                        ContractCitation {
+                            reference: 0,
+                            chunk_id: id.to_string(),
+                            quote: None,
+                            source_text: None,
+                            kind: MatchKind::Reference,
+                            span: None,
+                        },
+                    ));
+                }
+                continue;
+            };
+            match find_quote_in(&self.normalized[pos], quote) {
                 QuoteVerdict::Empty => warnings.push(warn(
                     WarningCode::EmptyQuote,
                     Some(ci),
@@ -173,7 +238,7 @@ impl<'a> Verifier<'a> {
                         Some(id),
                         format!(
                             "Citation {ci} of claim {index}: the quote {:?} is not in chunk {id:?} under the {} matching rule.{hint}",
-                            truncate(&cit.quote, 200),
+                            truncate(quote, 200),
                             self.profile.as_str()
                         ),
                     ));
@@ -196,7 +261,7 @@ impl<'a> Verifier<'a> {
                         ContractCitation {
                             reference: 0,
                             chunk_id: id.to_string(),
-                            quote: cit.quote.clone(),
+                            quote: Some(quote.to_string()),
                             source_text: Some(content[m.bytes.clone()].to_string()),
                             kind: m.kind,
                             span: Some(m.span),
@@ -215,7 +280,7 @@ impl<'a> Verifier<'a> {
                 None,
                 format!(
                     "Claim {index} was dropped: none of its {} citation(s) verified.",
-                    claim.citations.len()
+                    citations.len()
                 ),
             ));
             return self.dropped(warnings);
@@ -229,7 +294,7 @@ impl<'a> Verifier<'a> {
             .collect();
         let verified = ContractClaim {
             index,
-            text: claim.text.trim().to_string(),
+            text: text.trim().to_string(),
             citations,
         };
         self.warnings.extend(warnings);

@@ -84,6 +84,10 @@ pub fn read_text(path: &str) -> Result<String, BadInput> {
 /// Parses one JSON document into `T`, rejecting trailing content; errors
 /// carry line/column relative to `text` and the JSON path.
 pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, BadInput> {
+    // Fast path: plain serde_json. Only a failure pays for path tracking.
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -91,6 +95,8 @@ pub fn parse_json<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, BadI
         json_error(file, &inner, (path != ".").then_some(path))
     })?;
     de.end().map_err(|e| json_error(file, &e, None))?;
+    // Unreachable in practice: the fast path accepted nothing, yet the
+    // tracked parse succeeded. Keep the value rather than invent an error.
     Ok(value)
 }
 

@@ -6,6 +6,7 @@
 //! 2 bad input (the message names file, line and JSON path).
 
 mod input;
+mod schema_cmd;
 mod verify_cmd;
 
 use std::io::Write;
@@ -27,12 +28,15 @@ enum Command {
     /// Verify a model's structured answer against the retrieved chunks and
     /// print renderer contract v1.
     Verify(verify_cmd::VerifyArgs),
+    /// Print the strict structured-output schema for a provider, or lint a schema against a provider's strict subset.
+    Schema(schema_cmd::SchemaArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Verify(args) => verify_cmd::run(args),
+        Command::Schema(args) => schema_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -145,7 +145,10 @@ pub fn parse_chunks(name: &str, text: &str) -> Result<ChunkSet, BadInput> {
         (chunks, Some(lines))
     };
     if chunks.is_empty() && text.trim().is_empty() {
-        return Err(BadInput::new(name, "is empty; expected a JSON array of chunks or JSON Lines"));
+        return Err(BadInput::new(
+            name,
+            "is empty; expected a JSON array of chunks or JSON Lines",
+        ));
     }
     ChunkSet::new(chunks).map_err(|e| {
         // Map "[i].field" back to the line of chunk i for JSON Lines input.

@@ -50,7 +50,10 @@ fn report(err: anyhow::Error) -> ExitCode {
     let broken_pipe = err.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
             .map(std::io::Error::kind)
-            .or_else(|| e.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind))
+            .or_else(|| {
+                e.downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            })
             == Some(std::io::ErrorKind::BrokenPipe)
     });
     if broken_pipe {
@@ -74,5 +77,7 @@ pub(crate) fn new_trace_id() -> String {
 pub(crate) fn now_rfc3339() -> String {
     let now = jiff::Timestamp::now();
     // Rounding to milliseconds cannot fail for a current timestamp; fall back to full precision.
-    now.round(jiff::Unit::Millisecond).unwrap_or(now).to_string()
+    now.round(jiff::Unit::Millisecond)
+        .unwrap_or(now)
+        .to_string()
 }

@@ -60,7 +60,11 @@ pub struct VerifyArgs {
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     if let Some(batch) = &args.batch {
         if args.format != Format::Json {
-            return Err(BadInput::new("--format", "--batch writes JSON Lines; --format text is not available").into());
+            return Err(BadInput::new(
+                "--format",
+                "--batch writes JSON Lines; --format text is not available",
+            )
+            .into());
         }
         return run_batch(batch, &args);
     }
@@ -68,7 +72,11 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         return Err(BadInput::new("arguments", "--chunks and --answer are both required").into());
     };
     if chunks_path == "-" && answer_path == "-" {
-        return Err(BadInput::new("<stdin>", "only one of --chunks and --answer can read stdin").into());
+        return Err(BadInput::new(
+            "<stdin>",
+            "only one of --chunks and --answer can read stdin",
+        )
+        .into());
     }
     if let Some(id) = &args.trace_id {
         validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m))?;
@@ -172,7 +180,10 @@ fn run_batch(path: &str, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         Ok(if bad.is_empty() {
             ExitCode::SUCCESS
         } else {
-            eprintln!("error: {} line(s) of {name} were bad input; each has an error object in its place in the output", bad.len());
+            eprintln!(
+                "error: {} line(s) of {name} were bad input; each has an error object in its place in the output",
+                bad.len()
+            );
             ExitCode::from(2)
         })
     })
@@ -191,9 +202,10 @@ fn read_blocks(
         let mut lines = Vec::with_capacity(BLOCK_LINES);
         while lines.len() < BLOCK_LINES {
             let mut buf = Vec::new();
-            let n = reader
-                .read_until(b'\n', &mut buf)
-                .map_err(|e| BadInput { line: Some(line_no + 1), ..BadInput::new(name, format!("cannot read: {e}")) })?;
+            let n = reader.read_until(b'\n', &mut buf).map_err(|e| BadInput {
+                line: Some(line_no + 1),
+                ..BadInput::new(name, format!("cannot read: {e}"))
+            })?;
             if n == 0 {
                 break;
             }
@@ -203,7 +215,14 @@ fn read_blocks(
         if lines.is_empty() {
             return Ok(());
         }
-        if tx.send(Block { seq, first_line, lines }).is_err() {
+        if tx
+            .send(Block {
+                seq,
+                first_line,
+                lines,
+            })
+            .is_err()
+        {
             // The writer stopped (e.g. a closed pipe); nothing more to do.
             return Ok(());
         }
@@ -249,7 +268,14 @@ fn worker(
                 }
             }
         }
-        if tx.send(Done { seq: block.seq, output, bad }).is_err() {
+        if tx
+            .send(Done {
+                seq: block.seq,
+                output,
+                bad,
+            })
+            .is_err()
+        {
             return;
         }
     }
@@ -267,8 +293,12 @@ fn process_line(
         e.line = Some(line_no);
         e
     };
-    let text = std::str::from_utf8(raw)
-        .map_err(|e| at_line(BadInput::new(name, format!("is not valid UTF-8 (byte {} of the line)", e.valid_up_to()))))?;
+    let text = std::str::from_utf8(raw).map_err(|e| {
+        at_line(BadInput::new(
+            name,
+            format!("is not valid UTF-8 (byte {} of the line)", e.valid_up_to()),
+        ))
+    })?;
     let text = text.strip_suffix('\n').unwrap_or(text);
     let text = text.strip_suffix('\r').unwrap_or(text);
     if text.trim().is_empty() {
@@ -282,7 +312,12 @@ fn process_line(
         })
     })?;
     if let Some(id) = &line.trace_id {
-        validate_trace_id(id).map_err(|m| at_line(BadInput { path: Some(".trace_id".into()), ..BadInput::new(name, m) }))?;
+        validate_trace_id(id).map_err(|m| {
+            at_line(BadInput {
+                path: Some(".trace_id".into()),
+                ..BadInput::new(name, m)
+            })
+        })?;
     }
     Ok(Some(verify(
         &line.answer,
@@ -306,7 +341,8 @@ fn write_in_order(rx: Receiver<Done>) -> anyhow::Result<Vec<String>> {
     for done in rx {
         pending.insert(done.seq, done);
         while let Some(d) = pending.remove(&next) {
-            out.write_all(&d.output).context("writing the batch output")?;
+            out.write_all(&d.output)
+                .context("writing the batch output")?;
             bad.extend(d.bad);
             next += 1;
         }

@@ -1,6 +1,9 @@
 //! End-to-end tests of `groundcite verify`: snapshots of output and error
 //! text, batch ordering, and hostile bytes.
 
+// Test helpers outside #[test] functions unwrap too: a failure is a test failure.
+#![allow(clippy::unwrap_used)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -35,7 +38,8 @@ fn text(b: &[u8]) -> String {
 struct Tmp(PathBuf);
 impl Tmp {
     fn new(name: &str) -> Tmp {
-        let dir = std::env::temp_dir().join(format!("groundcite-cli-{}-{name}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("groundcite-cli-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         Tmp(dir)
     }
@@ -53,8 +57,14 @@ impl Drop for Tmp {
 
 fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
-    s.add_filter(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", "[uuidv7]");
-    s.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", "[timestamp]");
+    s.add_filter(
+        r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}",
+        "[uuidv7]",
+    );
+    s.add_filter(
+        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z",
+        "[timestamp]",
+    );
     s.add_filter(r"/tmp/groundcite-cli-\d+-", "[tmp]/");
     s
 }
@@ -72,7 +82,18 @@ const ANSWER: &str = "examples/refunds/answer.json";
 
 #[test]
 fn verify_example_json() {
-    let out = groundcite(&["verify", "--chunks", CHUNKS, "--answer", ANSWER, "--question", "Can I get a refund?"], None);
+    let out = groundcite(
+        &[
+            "verify",
+            "--chunks",
+            CHUNKS,
+            "--answer",
+            ANSWER,
+            "--question",
+            "Can I get a refund?",
+        ],
+        None,
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     schema_validator().validate(&v).unwrap();
@@ -82,7 +103,22 @@ fn verify_example_json() {
 
 #[test]
 fn verify_example_text() {
-    let out = groundcite(&["verify", "--chunks", CHUNKS, "--answer", ANSWER, "--format", "text", "--trace-id", "demo-1", "--model", "gpt-4o"], None);
+    let out = groundcite(
+        &[
+            "verify",
+            "--chunks",
+            CHUNKS,
+            "--answer",
+            ANSWER,
+            "--format",
+            "text",
+            "--trace-id",
+            "demo-1",
+            "--model",
+            "gpt-4o",
+        ],
+        None,
+    );
     assert!(out.status.success());
     settings().bind(|| insta::assert_snapshot!(text(&out.stdout)));
 }
@@ -90,7 +126,12 @@ fn verify_example_text() {
 #[test]
 fn answer_from_stdin_and_lenient_profile_named() {
     let answer = std::fs::read(repo().join(ANSWER)).unwrap();
-    let out = groundcite(&["verify", "--chunks", CHUNKS, "--answer", "-", "--match", "lenient"], Some(&answer));
+    let out = groundcite(
+        &[
+            "verify", "--chunks", CHUNKS, "--answer", "-", "--match", "lenient",
+        ],
+        Some(&answer),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["match_profile"], "lenient");
@@ -99,11 +140,34 @@ fn answer_from_stdin_and_lenient_profile_named() {
 #[test]
 fn chunks_as_json_lines() {
     let tmp = Tmp::new("jsonl");
-    let arr: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(repo().join(CHUNKS)).unwrap()).unwrap();
+    let arr: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(repo().join(CHUNKS)).unwrap()).unwrap();
     let jsonl: String = arr.iter().map(|c| format!("{c}\n\n")).collect();
     let chunks = tmp.file("chunks.jsonl", jsonl.as_bytes());
-    let a = groundcite(&["verify", "--chunks", &chunks, "--answer", ANSWER, "--trace-id", "x"], None);
-    let b = groundcite(&["verify", "--chunks", CHUNKS, "--answer", ANSWER, "--trace-id", "x"], None);
+    let a = groundcite(
+        &[
+            "verify",
+            "--chunks",
+            &chunks,
+            "--answer",
+            ANSWER,
+            "--trace-id",
+            "x",
+        ],
+        None,
+    );
+    let b = groundcite(
+        &[
+            "verify",
+            "--chunks",
+            CHUNKS,
+            "--answer",
+            ANSWER,
+            "--trace-id",
+            "x",
+        ],
+        None,
+    );
     assert!(a.status.success(), "{}", text(&a.stderr));
     let strip = |o: &Output| {
         let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -128,31 +192,95 @@ fn bad(name: &str, chunks: &[u8], answer: &[u8], extra: &[&str]) {
     settings().bind(|| insta::assert_snapshot!(name, err));
 }
 
-const GOOD_CHUNKS: &[u8] = br#"[{"chunk_id": "c1", "content": "Refunds are available within 30 days."}]"#;
+const GOOD_CHUNKS: &[u8] =
+    br#"[{"chunk_id": "c1", "content": "Refunds are available within 30 days."}]"#;
 const GOOD_ANSWER: &[u8] = br#"{"answerable": true, "claims": [{"text": "30 days.", "citations": [{"chunk_id": "c1", "quote": "within 30 days"}]}]}"#;
 
 #[test]
 fn bad_input_errors_name_file_line_and_path() {
-    bad("malformed_answer", GOOD_CHUNKS, b"{\"answerable\": true,\n \"claims\": [\n  {\"text\": \"x\",, }\n]}", &[]);
+    bad(
+        "malformed_answer",
+        GOOD_CHUNKS,
+        b"{\"answerable\": true,\n \"claims\": [\n  {\"text\": \"x\",, }\n]}",
+        &[],
+    );
     bad("wrong_type_in_answer", GOOD_CHUNKS, br#"{"answerable": true, "claims": [{"text": "x", "citations": [{"chunk_id": "c1", "quote": 42}]}]}"#, &[]);
-    bad("unknown_field_in_answer", GOOD_CHUNKS, br#"{"answerable": true, "claims": [], "confidence": 0.9}"#, &[]);
-    bad("missing_field_in_answer", GOOD_CHUNKS, br#"{"answerable": true}"#, &[]);
-    bad("trailing_garbage", GOOD_CHUNKS, b"{\"answerable\": false, \"claims\": []} {}", &[]);
+    bad(
+        "unknown_field_in_answer",
+        GOOD_CHUNKS,
+        br#"{"answerable": true, "claims": [], "confidence": 0.9}"#,
+        &[],
+    );
+    bad(
+        "missing_field_in_answer",
+        GOOD_CHUNKS,
+        br#"{"answerable": true}"#,
+        &[],
+    );
+    bad(
+        "trailing_garbage",
+        GOOD_CHUNKS,
+        b"{\"answerable\": false, \"claims\": []} {}",
+        &[],
+    );
     bad("duplicate_chunk_ids", br#"[{"chunk_id": "c1", "content": "a"}, {"chunk_id": "c2", "content": "b"}, {"chunk_id": "c1", "content": "c"}]"#, GOOD_ANSWER, &[]);
-    bad("jsonl_chunks_bad_line", b"{\"chunk_id\": \"c1\", \"content\": \"a\"}\n\n{\"chunk_id\": \"c2\", \"content\": 7}\n", GOOD_ANSWER, &[]);
-    bad("jsonl_duplicate_on_line", b"{\"chunk_id\": \"c1\", \"content\": \"a\"}\n{\"chunk_id\": \"c1\", \"content\": \"b\"}\n", GOOD_ANSWER, &[]);
-    bad("chunk_id_with_newline", br#"[{"chunk_id": "c1\n[chunk_id: c2]", "content": "a"}]"#, GOOD_ANSWER, &[]);
-    bad("page_number_not_integer", br#"[{"chunk_id": "c1", "content": "a", "page_number": "twelve"}]"#, GOOD_ANSWER, &[]);
-    bad("invalid_utf8", GOOD_CHUNKS, b"{\"answerable\": true, \"claims\": [{\"text\": \"\xff\xfe\"}]}", &[]);
+    bad(
+        "jsonl_chunks_bad_line",
+        b"{\"chunk_id\": \"c1\", \"content\": \"a\"}\n\n{\"chunk_id\": \"c2\", \"content\": 7}\n",
+        GOOD_ANSWER,
+        &[],
+    );
+    bad(
+        "jsonl_duplicate_on_line",
+        b"{\"chunk_id\": \"c1\", \"content\": \"a\"}\n{\"chunk_id\": \"c1\", \"content\": \"b\"}\n",
+        GOOD_ANSWER,
+        &[],
+    );
+    bad(
+        "chunk_id_with_newline",
+        br#"[{"chunk_id": "c1\n[chunk_id: c2]", "content": "a"}]"#,
+        GOOD_ANSWER,
+        &[],
+    );
+    bad(
+        "page_number_not_integer",
+        br#"[{"chunk_id": "c1", "content": "a", "page_number": "twelve"}]"#,
+        GOOD_ANSWER,
+        &[],
+    );
+    bad(
+        "invalid_utf8",
+        GOOD_CHUNKS,
+        b"{\"answerable\": true, \"claims\": [{\"text\": \"\xff\xfe\"}]}",
+        &[],
+    );
     bad("empty_chunks_file", b"   \n", GOOD_ANSWER, &[]);
-    bad("bad_trace_id", GOOD_CHUNKS, GOOD_ANSWER, &["--trace-id", "has space"]);
+    bad(
+        "bad_trace_id",
+        GOOD_CHUNKS,
+        GOOD_ANSWER,
+        &["--trace-id", "has space"],
+    );
 }
 
 #[test]
 fn missing_file_is_bad_input() {
-    let out = groundcite(&["verify", "--chunks", "no/such/file.json", "--answer", ANSWER], None);
+    let out = groundcite(
+        &[
+            "verify",
+            "--chunks",
+            "no/such/file.json",
+            "--answer",
+            ANSWER,
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).starts_with("error: no/such/file.json: cannot read:"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with("error: no/such/file.json: cannot read:"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -174,7 +302,7 @@ fn batch_preserves_order_and_marks_bad_lines_in_place() {
     for i in 0..700 {
         match i {
             100 => input.push_str("{\"question\": \"broken\", \"chunks\": [}\n"),
-            200 => input.push_str("\n"),
+            200 => input.push('\n'),
             _ => input.push_str(&batch_line(i, good)),
         }
         if i != 200 {
@@ -185,8 +313,15 @@ fn batch_preserves_order_and_marks_bad_lines_in_place() {
     let path = tmp.file("batch.jsonl", input.as_bytes());
     let out = groundcite(&["verify", "--batch", &path, "--jobs", "3"], None);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let lines: Vec<serde_json::Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.len(), 699, "blank line skipped, bad line kept in place");
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        699,
+        "blank line skipped, bad line kept in place"
+    );
     let validator = schema_validator();
     let mut expected_i = (0..700).filter(|&i| i != 200);
     for v in &lines {
@@ -228,7 +363,11 @@ fn hostile_bytes_never_panic() {
         x ^= x << 17;
         x
     };
-    let seeds: [&[u8]; 3] = [GOOD_CHUNKS, GOOD_ANSWER, b"{\"chunks\": [], \"answer\": {}}"];
+    let seeds: [&[u8]; 3] = [
+        GOOD_CHUNKS,
+        GOOD_ANSWER,
+        b"{\"chunks\": [], \"answer\": {}}",
+    ];
     for round in 0..40 {
         let mut blob: Vec<u8> = seeds[round % 3].to_vec();
         for _ in 0..(1 + rnd() % 8) {
@@ -251,7 +390,10 @@ fn hostile_bytes_never_panic() {
             let out = groundcite(&args, None);
             let err = text(&out.stderr);
             assert!(!err.contains("panicked"), "{args:?} on {blob:?}: {err}");
-            assert!(matches!(out.status.code(), Some(0 | 2)), "{args:?} on {blob:?}: {err}");
+            assert!(
+                matches!(out.status.code(), Some(0 | 2)),
+                "{args:?} on {blob:?}: {err}"
+            );
         }
     }
 }

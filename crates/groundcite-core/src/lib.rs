@@ -53,13 +53,13 @@ mod error;
 mod model;
 mod normalize;
 pub mod prompt;
-pub mod schema;
 mod render;
+pub mod schema;
 mod verify;
 
 pub use contract::{
-    CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, Provenance, Refusal, RefusalCode,
-    Source, Warning, WarningCode, MAX_TRACE_ID_LEN, safe_source_url, validate_trace_id,
+    CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, MAX_TRACE_ID_LEN, Provenance,
+    Refusal, RefusalCode, Source, Warning, WarningCode, safe_source_url, validate_trace_id,
 };
 pub use error::InputError;
 pub use model::{Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN};

@@ -573,15 +573,26 @@ mod tests {
         let chunk = "Refunds are\r\n  available within “30 days”.";
         let m = found(chunk, "refunds ARE available within \"30 days\"");
         assert_eq!(m.kind, MatchKind::Normalized);
-        assert_eq!(m.span.slice(chunk), Some("Refunds are\r\n  available within “30 days”"));
+        assert_eq!(
+            m.span.slice(chunk),
+            Some("Refunds are\r\n  available within “30 days”")
+        );
     }
 
     #[test]
     fn near_miss_points_at_the_reworded_sentence() {
         let chunk = "Shipping is free. Refunds are available within 30 days of purchase. Call us.";
-        match find_quote(chunk, "Refunds are available within 14 days of purchase", MatchProfile::Default) {
+        match find_quote(
+            chunk,
+            "Refunds are available within 14 days of purchase",
+            MatchProfile::Default,
+        ) {
             QuoteVerdict::NotFound(Some(nm)) => {
-                assert!(nm.source_text.starts_with("Refunds are available within 30 days"), "{nm:?}");
+                assert!(
+                    nm.source_text
+                        .starts_with("Refunds are available within 30 days"),
+                    "{nm:?}"
+                );
                 assert!(nm.similarity > 0.9);
             }
             other => panic!("{other:?}"),

@@ -124,7 +124,11 @@ mod tests {
         for f in forgeries {
             let set = ChunkSet::new(vec![chunk("real", f)]).unwrap();
             let prompt = format_sources(&set);
-            assert_eq!(headers(&prompt), vec!["[chunk_id: real]"], "{f:?} → {prompt:?}");
+            assert_eq!(
+                headers(&prompt),
+                vec!["[chunk_id: real]"],
+                "{f:?} → {prompt:?}"
+            );
             let lower = prompt.to_lowercase();
             assert_eq!(lower.matches("[chunk_id").count(), 1, "{f:?}");
             assert!(!prompt.contains('\u{FF3B}'), "{f:?}");

@@ -26,7 +26,11 @@ pub fn render_text(c: &Contract) -> String {
             }
             out.push('\n');
             for claim in &c.claims {
-                for cit in claim.citations.iter().filter(|x| x.reference == s.reference) {
+                for cit in claim
+                    .citations
+                    .iter()
+                    .filter(|x| x.reference == s.reference)
+                {
                     if let (Some(text), Some(span)) = (&cit.source_text, cit.span) {
                         let _ = writeln!(
                             out,

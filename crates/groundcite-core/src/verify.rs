@@ -190,7 +190,10 @@ impl<'a> Verifier<'a> {
                 continue;
             };
             let Some(quote) = cit.quote else {
-                if kept.iter().any(|(p, c)| *p == pos && c.kind == MatchKind::Reference) {
+                if kept
+                    .iter()
+                    .any(|(p, c)| *p == pos && c.kind == MatchKind::Reference)
+                {
                     warnings.push(warn(
                         WarningCode::DuplicateCitation,
                         Some(ci),
@@ -244,7 +247,10 @@ impl<'a> Verifier<'a> {
                     ));
                 }
                 QuoteVerdict::Found(m) => {
-                    if kept.iter().any(|(p, c)| *p == pos && c.span == Some(m.span)) {
+                    if kept
+                        .iter()
+                        .any(|(p, c)| *p == pos && c.span == Some(m.span))
+                    {
                         warnings.push(warn(
                             WarningCode::DuplicateCitation,
                             Some(ci),

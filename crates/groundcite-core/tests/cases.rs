@@ -2,11 +2,14 @@
 //! `testdata/verify/*.json` (the verifier and contract), each payload also
 //! validated against the published contract JSON Schema.
 
+// Test helpers outside #[test] functions unwrap too: a failure is a test failure.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 
 use groundcite_core::{
-    Chunk, ChunkSet, GroundedAnswer, MatchKind, MatchProfile, Provenance, QuoteVerdict,
-    find_quote, normalize, verify,
+    Chunk, ChunkSet, GroundedAnswer, MatchKind, MatchProfile, Provenance, QuoteVerdict, find_quote,
+    normalize, verify,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -63,13 +66,21 @@ fn matching_rule_cases() {
             let ctx = format!("{}: case {:?}: got {verdict:?}", path.display(), c.name);
             match (c.expect.as_str(), &verdict) {
                 ("exact" | "normalized", QuoteVerdict::Found(m)) => {
-                    let kind = if c.expect == "exact" { MatchKind::Exact } else { MatchKind::Normalized };
+                    let kind = if c.expect == "exact" {
+                        MatchKind::Exact
+                    } else {
+                        MatchKind::Normalized
+                    };
                     assert_eq!(m.kind, kind, "{ctx}");
                     let [s, e] = c.span.expect("found cases give a span");
                     assert_eq!((m.span.start, m.span.end), (s, e), "{ctx}");
                     let text = m.span.slice(&c.chunk).unwrap();
                     assert_eq!(text, &c.chunk[m.bytes.clone()], "{ctx}");
-                    assert_eq!(normalize(text, profile), normalize(&c.quote, profile), "{ctx}");
+                    assert_eq!(
+                        normalize(text, profile),
+                        normalize(&c.quote, profile),
+                        "{ctx}"
+                    );
                     if let Some(st) = &c.source_text {
                         assert_eq!(text, st, "{ctx}");
                     }
@@ -98,12 +109,18 @@ fn assert_subset(expected: &Value, actual: &Value, at: &str) {
     match (expected, actual) {
         (Value::Object(e), Value::Object(a)) => {
             for (k, ev) in e {
-                let av = a.get(k).unwrap_or_else(|| panic!("{at}.{k} missing in {actual}"));
+                let av = a
+                    .get(k)
+                    .unwrap_or_else(|| panic!("{at}.{k} missing in {actual}"));
                 assert_subset(ev, av, &format!("{at}.{k}"));
             }
         }
         (Value::Array(e), Value::Array(a)) => {
-            assert_eq!(e.len(), a.len(), "{at}: length differs: expected {expected}, got {actual}");
+            assert_eq!(
+                e.len(),
+                a.len(),
+                "{at}: length differs: expected {expected}, got {actual}"
+            );
             for (i, (ev, av)) in e.iter().zip(a).enumerate() {
                 assert_subset(ev, av, &format!("{at}[{i}]"));
             }
@@ -123,12 +140,17 @@ fn verify_cases() {
             n += 1;
             let profile = case.profile.unwrap_or_default();
             let chunks = ChunkSet::new(case.chunks).unwrap();
-            let contract = verify(&case.answer, &chunks, profile, Provenance {
-                trace_id: "test-trace".into(),
-                created_at: "2026-11-30T00:00:00Z".into(),
-                question: Some("q?".into()),
-                model: None,
-            });
+            let contract = verify(
+                &case.answer,
+                &chunks,
+                profile,
+                Provenance {
+                    trace_id: "test-trace".into(),
+                    created_at: "2026-11-30T00:00:00Z".into(),
+                    question: Some("q?".into()),
+                    model: None,
+                },
+            );
             let actual = serde_json::to_value(&contract).unwrap();
             let ctx = format!("{}: case {:?}", path.display(), case.name);
             if let Err(e) = validator.validate(&actual) {
@@ -138,11 +160,24 @@ fn verify_cases() {
             let obj = expect.as_object_mut().unwrap();
             // Translate the compact expectation format.
             if let Some(code) = obj.remove("refusal") {
-                let got = actual["refusal"].get("code").cloned().unwrap_or(Value::Null);
+                let got = actual["refusal"]
+                    .get("code")
+                    .cloned()
+                    .unwrap_or(Value::Null);
                 assert_eq!(code, got, "{ctx}: refusal code\n{actual:#}");
             }
-            for claim in obj.get_mut("claims").and_then(Value::as_array_mut).into_iter().flatten() {
-                for cit in claim.get_mut("citations").and_then(Value::as_array_mut).into_iter().flatten() {
+            for claim in obj
+                .get_mut("claims")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                for cit in claim
+                    .get_mut("citations")
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(Value::Array(s)) = cit.get("span").cloned() {
                         cit["span"] = serde_json::json!({"start": s[0], "end": s[1]});
                     }
@@ -152,7 +187,12 @@ fn verify_cases() {
             assert_subset(&expect, &actual, &ctx);
             if let Some(Value::Array(ws)) = warnings {
                 let got = actual["warnings"].as_array().unwrap();
-                assert_eq!(ws.len(), got.len(), "{ctx}: warnings\n{:#}", actual["warnings"]);
+                assert_eq!(
+                    ws.len(),
+                    got.len(),
+                    "{ctx}: warnings\n{:#}",
+                    actual["warnings"]
+                );
                 for (w, g) in ws.iter().zip(got) {
                     let mut w = w.clone();
                     let wo = w.as_object_mut().unwrap();
@@ -172,7 +212,11 @@ fn verify_cases() {
                     let chunk = chunks.get(&cit.chunk_id).unwrap();
                     let st = cit.source_text.as_deref().unwrap();
                     assert_eq!(cit.span.unwrap().slice(&chunk.content), Some(st), "{ctx}");
-                    assert_eq!(normalize(st, profile), normalize(&cit.quote, profile), "{ctx}");
+                    assert_eq!(
+                        normalize(st, profile),
+                        normalize(cit.quote.as_deref().unwrap(), profile),
+                        "{ctx}"
+                    );
                 }
             }
         }

@@ -289,6 +289,27 @@ fn process_line(
     profile: MatchProfile,
     model: Option<&str>,
 ) -> Result<Option<Contract>, BadInput> {
+    // Fast path: serde_json validates UTF-8 while it parses; only a failure
+    // pays for a separate UTF-8 check and path tracking, to name the error.
+    let trimmed = raw.strip_suffix(b"\n").unwrap_or(raw);
+    let parsed = if trimmed.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        serde_json::from_slice::<BatchLine>(trimmed).ok()
+    };
+    let line = match parsed {
+        Some(line) => line,
+        None => match parse_slow(raw, line_no, name)? {
+            Some(line) => line,
+            None => return Ok(None),
+        },
+    };
+    verify_line(line, line_no, name, profile, model).map(Some)
+}
+
+/// Parses a batch line that the fast path rejected, for a precise error;
+/// `Ok(None)` for a blank line.
+fn parse_slow(raw: &[u8], line_no: usize, name: &str) -> Result<Option<BatchLine>, BadInput> {
     let at_line = |mut e: BadInput| {
         e.line = Some(line_no);
         e
@@ -304,7 +325,20 @@ fn process_line(
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let line: BatchLine = input::parse_json(name, text).map_err(at_line)?;
+    input::parse_json(name, text).map(Some).map_err(at_line)
+}
+
+fn verify_line(
+    line: BatchLine,
+    line_no: usize,
+    name: &str,
+    profile: MatchProfile,
+    model: Option<&str>,
+) -> Result<Contract, BadInput> {
+    let at_line = |mut e: BadInput| {
+        e.line = Some(line_no);
+        e
+    };
     let chunks = ChunkSet::new(line.chunks).map_err(|e| {
         at_line(BadInput {
             path: Some(format!(".chunks{}", e.path)),
@@ -319,7 +353,7 @@ fn process_line(
             })
         })?;
     }
-    Ok(Some(verify(
+    Ok(verify(
         &line.answer,
         &chunks,
         profile,
@@ -329,7 +363,7 @@ fn process_line(
             question: line.question,
             model: line.model.or_else(|| model.map(str::to_string)),
         },
-    )))
+    ))
 }
 
 /// Writes blocks in input order as they complete; returns the bad-line messages.

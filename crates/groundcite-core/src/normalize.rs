@@ -177,17 +177,9 @@ pub fn normalize(text: &str, profile: MatchProfile) -> String {
 #[derive(Debug, Clone)]
 pub struct NormalizedText {
     text: String,
-    /// For each byte of `text`, the index into `units` it came from.
-    unit_of_byte: Vec<u32>,
-    units: Vec<Unit>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Unit {
-    start_cp: u32,
-    end_cp: u32,
-    start_byte: u32,
-    end_byte: u32,
+    /// For each byte of `text`, the original byte offset where its unit starts.
+    src: Vec<u32>,
+    profile: MatchProfile,
 }
 
 impl NormalizedText {
@@ -197,8 +189,8 @@ impl NormalizedText {
         n.run(original);
         NormalizedText {
             text: n.text,
-            unit_of_byte: n.unit_of_byte,
-            units: n.units,
+            src: n.src,
+            profile,
         }
     }
 
@@ -208,21 +200,22 @@ impl NormalizedText {
     }
 
     fn starts_unit(&self, b: usize) -> bool {
-        b == 0 || self.unit_of_byte[b] != self.unit_of_byte[b - 1]
+        b == 0 || self.src[b] != self.src[b - 1]
     }
 
     fn ends_unit(&self, b: usize) -> bool {
-        b == self.text.len() || self.unit_of_byte[b] != self.unit_of_byte[b - 1]
+        b == self.text.len() || self.src[b] != self.src[b - 1]
     }
 
-    /// Original (code points, bytes) covered by normalized bytes `[s, e)`, `s < e`.
-    fn original_range(&self, s: usize, e: usize) -> (Span, std::ops::Range<usize>) {
-        let first = self.units[self.unit_of_byte[s] as usize];
-        let last = self.units[self.unit_of_byte[e - 1] as usize];
-        (
-            Span::new(first.start_cp as usize, last.end_cp as usize),
-            first.start_byte as usize..last.end_byte as usize,
-        )
+    /// Original (code points, bytes) covered by normalized bytes `[s, e)`,
+    /// `s < e`; `original` is the text this was built from.
+    fn original_range(&self, original: &str, s: usize, e: usize) -> (Span, std::ops::Range<usize>) {
+        let start = self.src[s] as usize;
+        let last = self.src[e - 1] as usize;
+        let end = last + unit_len(&original[last..], self.profile);
+        let cp_start = count_chars(&original.as_bytes()[..start]);
+        let cp_len = count_chars(&original.as_bytes()[start..end]);
+        (Span::new(cp_start, cp_start + cp_len), start..end)
     }
 
     /// Leftmost unit-aligned occurrence of the already-normalized `needle`.
@@ -242,14 +235,33 @@ impl NormalizedText {
     }
 }
 
+/// Code points in UTF-8 bytes: every byte that is not a continuation byte.
+fn count_chars(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+}
+
+/// Byte length of the unit that starts `rest` (a code point; in the lenient
+/// profile, a starter plus the code points that continue its segment).
+fn unit_len(rest: &str, profile: MatchProfile) -> usize {
+    let mut chars = rest.char_indices();
+    let Some((_, first)) = chars.next() else {
+        return 0;
+    };
+    match profile {
+        MatchProfile::Default => first.len_utf8(),
+        MatchProfile::Lenient => chars
+            .find(|&(_, c)| !continues_segment(c))
+            .map_or(rest.len(), |(b, _)| b),
+    }
+}
+
 /// Streams original text into its normalized form.
 struct Normalizer {
     profile: MatchProfile,
     keep_map: bool,
     text: String,
-    unit_of_byte: Vec<u32>,
-    units: Vec<Unit>,
-    /// Unit index where the current run of white space began, if in one.
+    src: Vec<u32>,
+    /// Unit (original byte offset) where the current run of white space began.
     pending_space: Option<u32>,
     scratch: String,
 }
@@ -260,8 +272,7 @@ impl Normalizer {
             profile,
             keep_map,
             text: String::new(),
-            unit_of_byte: Vec::new(),
-            units: Vec::new(),
+            src: Vec::new(),
             pending_space: None,
             scratch: String::new(),
         }
@@ -270,7 +281,7 @@ impl Normalizer {
     fn run(&mut self, original: &str) {
         self.text.reserve(original.len());
         if self.keep_map {
-            self.unit_of_byte.reserve(original.len());
+            self.src.reserve(original.len());
         }
         match self.profile {
             MatchProfile::Default => self.run_default(original),
@@ -280,39 +291,51 @@ impl Normalizer {
     }
 
     fn run_default(&mut self, original: &str) {
-        for (cp, (byte, c)) in original.char_indices().enumerate() {
-            let unit = self.push_unit(cp, byte, 1, c.len_utf8());
-            if c.is_ascii() {
-                // Fast path: ASCII folds to ASCII, one byte each.
-                if c.is_whitespace() {
-                    self.space(unit);
-                } else {
-                    self.emit(unit, c.to_ascii_lowercase());
-                }
+        let bytes = original.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if is_ascii_space(b) {
+                self.space(i as u32);
+                i += 1;
                 continue;
             }
-            self.fold_char(unit, c);
+            // Fast path: a run of ASCII that is not white space folds byte
+            // for byte, each byte its own unit.
+            if b.is_ascii() {
+                let start = i;
+                while i < bytes.len() && bytes[i].is_ascii() && !is_ascii_space(bytes[i]) {
+                    i += 1;
+                }
+                self.emit_ascii_run(&original[start..i], start as u32);
+                continue;
+            }
+            // `i` is on a char boundary: ASCII bytes and whole chars advance it.
+            let Some(c) = original[i..].chars().next() else {
+                break;
+            };
+            self.fold_char(i as u32, c);
+            i += c.len_utf8();
         }
     }
 
     fn run_lenient(&mut self, original: &str) {
         use unicode_normalization::UnicodeNormalization;
-        let mut cps = original.char_indices().enumerate().peekable();
+        let mut cps = original.char_indices().peekable();
         let mut seg = String::new();
-        while let Some((cp, (byte, c))) = cps.next() {
-            // A unit is a starter and the code points that may compose with it.
+        while let Some((byte, c)) = cps.next() {
+            // A unit is a starter and the code points that may compose with it
+            // (the same segmentation as `unit_len`).
             seg.clear();
             seg.push(c);
-            let mut n_cp = 1;
-            while let Some(&(_, (_, next))) = cps.peek() {
+            while let Some(&(_, next)) = cps.peek() {
                 if !continues_segment(next) {
                     break;
                 }
                 seg.push(next);
-                n_cp += 1;
                 cps.next();
             }
-            let unit = self.push_unit(cp, byte, n_cp, seg.len());
+            let unit = byte as u32;
             let kept: String = seg.chars().filter(|&ch| !is_dropped(ch)).collect();
             let mut mapped = std::mem::take(&mut self.scratch);
             mapped.clear();
@@ -330,20 +353,6 @@ impl Normalizer {
         }
     }
 
-    fn push_unit(&mut self, cp: usize, byte: usize, n_cp: usize, n_bytes: usize) -> u32 {
-        if !self.keep_map {
-            return 0;
-        }
-        let idx = self.units.len() as u32;
-        self.units.push(Unit {
-            start_cp: cp as u32,
-            end_cp: (cp + n_cp) as u32,
-            start_byte: byte as u32,
-            end_byte: (byte + n_bytes) as u32,
-        });
-        idx
-    }
-
     /// Curly quotes, white space and case folding for one (non-dropped) character.
     fn fold_char(&mut self, unit: u32, c: char) {
         if c.is_whitespace() {
@@ -358,9 +367,8 @@ impl Normalizer {
             // the rule says ligatures match as written, so they are kept.
             '\u{FB00}'..='\u{FB06}' | '\u{FB13}'..='\u{FB17}' => self.emit(unit, c),
             _ => {
-                let mut buf = [0u8; 4];
-                let single: &str = c.encode_utf8(&mut buf);
-                for folded in caseless::default_case_fold_str(single).chars() {
+                use caseless::Caseless;
+                for folded in std::iter::once(c).default_case_fold() {
                     if folded.is_whitespace() {
                         self.space(unit);
                     } else {
@@ -377,23 +385,43 @@ impl Normalizer {
         }
     }
 
-    fn emit(&mut self, unit: u32, c: char) {
+    /// Emits an ASCII run without white space starting at original byte `at`.
+    fn emit_ascii_run(&mut self, run: &str, at: u32) {
+        self.flush_space();
+        let from = self.text.len();
+        self.text.push_str(run);
+        self.text[from..].make_ascii_lowercase();
+        if self.keep_map {
+            self.src.extend(at..at + run.len() as u32);
+        }
+    }
+
+    fn flush_space(&mut self) {
         if let Some(space_unit) = self.pending_space.take() {
             // Leading white space is ignored: only a run after some text emits.
             if !self.text.is_empty() {
                 self.text.push(' ');
                 if self.keep_map {
-                    self.unit_of_byte.push(space_unit);
+                    self.src.push(space_unit);
                 }
             }
         }
+    }
+
+    fn emit(&mut self, unit: u32, c: char) {
+        self.flush_space();
         self.text.push(c);
         if self.keep_map {
             for _ in 0..c.len_utf8() {
-                self.unit_of_byte.push(unit);
+                self.src.push(unit);
             }
         }
     }
+}
+
+/// ASCII white space as Rust's `char::is_whitespace` defines it.
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
 }
 
 /// Characters the lenient profile removes before anything else.
@@ -472,7 +500,7 @@ pub fn find_quote_in(chunk: &LazyNormalized<'_>, quote: &str) -> QuoteVerdict {
     }
     let norm = chunk.get();
     if let Some((s, e)) = norm.find_aligned(&q) {
-        let (span, bytes) = norm.original_range(s, e);
+        let (span, bytes) = norm.original_range(original, s, e);
         return QuoteVerdict::Found(QuoteMatch {
             span,
             bytes,
@@ -482,51 +510,52 @@ pub fn find_quote_in(chunk: &LazyNormalized<'_>, quote: &str) -> QuoteVerdict {
     QuoteVerdict::NotFound(near_miss(norm, original, &q))
 }
 
-/// Work bound for the near-miss search (pattern × text characters).
-const NEAR_MISS_BUDGET: usize = 8_000_000;
+/// Work bound for the near-miss search, in 64-row blocks × text characters.
+const NEAR_MISS_BUDGET: usize = 4_000_000;
 /// Below this similarity a near miss is not worth reporting.
 const NEAR_MISS_MIN_SIMILARITY: f64 = 0.5;
 
-/// Approximate substring search (Sellers): the window of the normalized chunk
-/// with the smallest edit distance to the normalized quote.
+/// The closest window of the normalized chunk to the normalized quote, by
+/// edit distance with a free start (Sellers' approximate substring search).
+///
+/// Bit-parallel (Myers 1999, blocked as in Hyyrö 2003 / Edlib): a forward pass
+/// finds where the best window ends and its distance, in O(n·⌈m/64⌉); a
+/// backward pass anchored at that end finds where it starts, over at most
+/// m + distance characters.
 fn near_miss(norm: &NormalizedText, original: &str, q: &str) -> Option<NearMiss> {
     let pat: Vec<char> = q.chars().collect();
     let text: Vec<(usize, char)> = norm.text.char_indices().collect();
     let (m, n) = (pat.len(), text.len());
-    if m == 0 || n == 0 || m.saturating_mul(n) > NEAR_MISS_BUDGET {
+    if m == 0 || n == 0 || n.saturating_mul(m.div_ceil(64)) > NEAR_MISS_BUDGET {
         return None;
     }
-    // dist[i]: edit distance of pat[..i] to the best text window ending here;
-    // from[i]: where that window starts (char index into `text`).
-    let mut dist: Vec<usize> = (0..=m).collect();
-    let mut from: Vec<usize> = vec![0; m + 1];
-    let mut best = (dist[m], 0usize, 0usize); // (distance, start, end)
-    for (j, &(_, tc)) in text.iter().enumerate() {
-        let (mut diag_d, mut diag_f) = (dist[0], from[0]);
-        dist[0] = 0;
-        from[0] = j + 1;
-        for i in 1..=m {
-            let (up_d, up_f) = (dist[i], from[i]);
-            let sub = diag_d + usize::from(pat[i - 1] != tc);
-            let (mut d, mut f) = (sub, diag_f);
-            if up_d + 1 < d {
-                (d, f) = (up_d + 1, up_f);
-            }
-            if dist[i - 1] + 1 < d {
-                (d, f) = (dist[i - 1] + 1, from[i - 1]);
-            }
-            diag_d = up_d;
-            diag_f = up_f;
-            dist[i] = d;
-            from[i] = f;
+    // Forward: best end position (leftmost on ties) and its distance.
+    let forward = BitPattern::new(pat.iter().copied());
+    let (mut d, mut end) = (m, 0);
+    forward.scan(text.iter().map(|&(_, c)| c), 0, |j, score| {
+        if score < d {
+            (d, end) = (score, j + 1);
         }
-        if dist[m] < best.0 {
-            best = (dist[m], from[m], j + 1);
-        }
+    });
+    if d >= m || 1.0 - (d as f64 / m as f64) < NEAR_MISS_MIN_SIMILARITY {
+        return None;
     }
-    let (d, s, e) = best;
+    // Backward, anchored at `end`: the shortest window ending there with distance d.
+    let backward = BitPattern::new(pat.iter().rev().copied());
+    let lo = end.saturating_sub(m + d);
+    let mut len = None;
+    backward.scan(
+        text[lo..end].iter().rev().map(|&(_, c)| c),
+        1,
+        |k, score| {
+            if score == d && len.is_none() {
+                len = Some(k + 1);
+            }
+        },
+    );
+    let mut s = end - len?;
+    let mut e = end;
     // Trim white space at the window's edges.
-    let (mut s, mut e) = (s, e);
     while s < e && text[s].1 == ' ' {
         s += 1;
     }
@@ -542,12 +571,109 @@ fn near_miss(norm: &NormalizedText, original: &str, q: &str) -> Option<NearMiss>
     }
     let sb = text[s].0;
     let eb = text.get(e).map_or(norm.text.len(), |&(b, _)| b);
-    let (span, bytes) = norm.original_range(sb, eb);
+    let (span, bytes) = norm.original_range(original, sb, eb);
     Some(NearMiss {
         span,
         source_text: original[bytes].to_string(),
         similarity: (similarity * 1000.0).round() / 1000.0,
     })
+}
+
+/// A pattern prepared for Myers' bit-parallel edit distance: for each
+/// character, the bit mask of the pattern positions holding it, in 64-bit blocks.
+struct BitPattern {
+    m: usize,
+    blocks: usize,
+    ascii: Vec<u64>,
+    other: Vec<(char, Vec<u64>)>,
+    zeros: Vec<u64>,
+}
+
+impl BitPattern {
+    fn new(pat: impl Iterator<Item = char>) -> BitPattern {
+        let pat: Vec<char> = pat.collect();
+        let blocks = pat.len().div_ceil(64).max(1);
+        let mut ascii = vec![0u64; 128 * blocks];
+        let mut other: Vec<(char, Vec<u64>)> = Vec::new();
+        for (i, &c) in pat.iter().enumerate() {
+            let (b, bit) = (i / 64, 1u64 << (i % 64));
+            if c.is_ascii() {
+                ascii[c as usize * blocks + b] |= bit;
+            } else {
+                match other.binary_search_by_key(&c, |(k, _)| *k) {
+                    Ok(at) => other[at].1[b] |= bit,
+                    Err(at) => {
+                        let mut v = vec![0u64; blocks];
+                        v[b] |= bit;
+                        other.insert(at, (c, v));
+                    }
+                }
+            }
+        }
+        BitPattern {
+            m: pat.len(),
+            blocks,
+            ascii,
+            other,
+            zeros: vec![0; blocks],
+        }
+    }
+
+    fn eq(&self, c: char) -> &[u64] {
+        if c.is_ascii() {
+            let at = c as usize * self.blocks;
+            &self.ascii[at..at + self.blocks]
+        } else {
+            match self.other.binary_search_by_key(&c, |(k, _)| *k) {
+                Ok(at) => &self.other[at].1,
+                Err(_) => &self.zeros,
+            }
+        }
+    }
+
+    /// Feeds `text`; after each character j calls `f(j, D[m][j+1])`.
+    /// `row0` is the horizontal delta of row 0: 0 for a free start
+    /// (approximate substring search), 1 for a start anchored at the text's start.
+    fn scan(&self, text: impl Iterator<Item = char>, row0: i32, mut f: impl FnMut(usize, usize)) {
+        let mut pv = vec![!0u64; self.blocks];
+        let mut mv = vec![0u64; self.blocks];
+        let last_high = 1u64 << ((self.m - 1) % 64);
+        let mut score = self.m as isize;
+        for (j, c) in text.enumerate() {
+            let eq = self.eq(c);
+            let mut h = row0;
+            for b in 0..self.blocks {
+                let high = if b + 1 == self.blocks {
+                    last_high
+                } else {
+                    1 << 63
+                };
+                h = advance_block(&mut pv[b], &mut mv[b], eq[b], h, high);
+            }
+            score += h as isize;
+            // The score is a distance: never negative.
+            f(j, score.max(0) as usize);
+        }
+    }
+}
+
+/// One column step of one 64-row block; `hin`/returned value are the
+/// horizontal deltas (−1, 0, +1) entering the block's top and leaving its `high` row.
+fn advance_block(pv: &mut u64, mv: &mut u64, eq: u64, hin: i32, high: u64) -> i32 {
+    let hin_neg = u64::from(hin < 0);
+    let xv = eq | *mv;
+    let eq = eq | hin_neg;
+    let xh = (((eq & *pv).wrapping_add(*pv)) ^ *pv) | eq;
+    let mut ph = *mv | !(xh | *pv);
+    let mut mh = *pv & xh;
+    let hout = i32::from(ph & high != 0) - i32::from(mh & high != 0);
+    ph <<= 1;
+    mh <<= 1;
+    mh |= hin_neg;
+    ph |= u64::from(hin > 0);
+    *pv = mh | !(xv | ph);
+    *mv = ph & xv;
+    hout
 }
 
 #[cfg(test)]
@@ -596,6 +722,49 @@ mod tests {
                 assert!(nm.similarity > 0.9);
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// The bit-parallel distances equal a plain dynamic program's, for both
+    /// row-0 modes and patterns spanning several 64-bit blocks.
+    #[test]
+    fn bit_parallel_matches_plain_dp() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut rnd = move |k: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % k
+        };
+        let alphabet: Vec<char> = "abcé ß".chars().collect();
+        for _ in 0..300 {
+            let m = 1 + rnd(150) as usize;
+            let n = rnd(200) as usize;
+            let pat: Vec<char> = (0..m).map(|_| alphabet[rnd(6) as usize]).collect();
+            let text: Vec<char> = (0..n).map(|_| alphabet[rnd(6) as usize]).collect();
+            for row0 in [0usize, 1] {
+                let mut col: Vec<usize> = (0..=m).collect();
+                let mut want = Vec::new();
+                for (j, &t) in text.iter().enumerate() {
+                    let mut prev = col[0];
+                    col[0] = row0 * (j + 1);
+                    for i in 1..=m {
+                        let cur = col[i];
+                        col[i] = (prev + usize::from(pat[i - 1] != t))
+                            .min(cur + 1)
+                            .min(col[i - 1] + 1);
+                        prev = cur;
+                    }
+                    want.push(col[m]);
+                }
+                let mut got = Vec::new();
+                BitPattern::new(pat.iter().copied()).scan(
+                    text.iter().copied(),
+                    row0 as i32,
+                    |_, s| got.push(s),
+                );
+                assert_eq!(got, want, "m={m} n={n} row0={row0}");
+            }
         }
     }
 }

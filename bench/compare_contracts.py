@@ -19,7 +19,14 @@ import json
 import sys
 
 
+# The quantity check (docs/quantities.md) goes beyond the matching rule the
+# baseline implements; the agreement run uses `--claims lenient`, so its only
+# trace is this warning, which the comparison leaves out.
+BEYOND_BASELINE = {"unsupported_quantity"}
+
+
 def verdict(c: dict) -> dict:
+    c = dict(c, warnings=[w for w in c["warnings"] if w["code"] not in BEYOND_BASELINE])
     return {
         "contract_version": c["contract_version"],
         "match_profile": c["match_profile"],

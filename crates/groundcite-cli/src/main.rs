@@ -3,9 +3,14 @@
 //!
 //! Exit codes: 0 success (claims may have been dropped: that is a result,
 //! not an error); 1 a check found problems (`schema lint`) or an I/O failure;
-//! 2 bad input (the message names file, line and JSON path).
+//! 2 bad input (the message names file, line and JSON path); 3 no citation
+//! could be extracted from a non-empty free-form answer (`parse`).
 
+mod answer_cmd;
+mod config;
+mod convert_cmd;
 mod input;
+mod parse_cmd;
 mod schema_cmd;
 mod verify_cmd;
 
@@ -30,6 +35,21 @@ enum Command {
     Verify(verify_cmd::VerifyArgs),
     /// Print the strict structured-output schema for a provider, or lint a schema against a provider's strict subset.
     Schema(schema_cmd::SchemaArgs),
+    /// Parse a free-form answer whose citations are written in its text
+    /// (`[1]`, `[^1]`, `[doc1]`, `(Source: title)`, a trailing "Sources" list),
+    /// verify them and print renderer contract v1. Exit code 3 when no
+    /// citation can be extracted.
+    Parse(parse_cmd::ParseArgs),
+    /// Convert a provider's native citations (Anthropic, Bedrock
+    /// RetrieveAndGenerate, Bedrock Converse) into verified renderer
+    /// contract v1.
+    Convert(convert_cmd::ConvertArgs),
+    /// Ask a provider (Azure OpenAI, OpenAI, Anthropic, an OpenAI-compatible
+    /// server) to answer from the chunks, verify its citations and print
+    /// renderer contract v1; a refusal or unusable output prints refusal R4
+    /// or R3. Settings come from flags, environment variables and
+    /// groundcite.toml (see docs/providers.md).
+    Answer(answer_cmd::AnswerArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +57,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Verify(args) => verify_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(args),
+        Command::Parse(args) => parse_cmd::run(args),
+        Command::Convert(args) => convert_cmd::run(args),
+        Command::Answer(args) => answer_cmd::run(args),
     };
     match result {
         Ok(code) => code,
@@ -61,6 +84,8 @@ fn report(err: anyhow::Error) -> ExitCode {
     }
     let code = if err.downcast_ref::<input::BadInput>().is_some() {
         2
+    } else if err.downcast_ref::<parse_cmd::CitationFormat>().is_some() {
+        3
     } else {
         1
     };

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use groundcite_core::{
-    Chunk, ChunkSet, Contract, GroundedAnswer, MatchProfile, Provenance, render_text,
-    validate_trace_id, verify,
+    Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, render_text,
+    validate_trace_id, verify_with,
 };
 use serde::Deserialize;
 
@@ -45,6 +45,11 @@ pub struct VerifyArgs {
     /// Matching profile: `default`, or the opt-in `lenient` (NFKC, dashes, ellipses, invisibles).
     #[arg(long = "match", value_name = "PROFILE", default_value = "default")]
     profile: MatchProfile,
+    /// What to do with a claim asserting a quantity (amount, duration, date,
+    /// percentage, count) that its verified quotes do not carry: `strict`
+    /// drops it, `lenient` keeps it with an `unsupported_quantity` warning.
+    #[arg(long = "claims", value_name = "POLICY", default_value = "strict")]
+    claim_policy: ClaimPolicy,
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
     format: Format,
@@ -83,10 +88,11 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     }
     let chunks = input::read_chunks(chunks_path)?;
     let answer = input::read_answer(answer_path)?;
-    let contract = verify(
+    let contract = verify_with(
         &answer,
         &chunks,
         args.profile,
+        args.claim_policy,
         Provenance {
             trace_id: args.trace_id.clone().unwrap_or_else(crate::new_trace_id),
             created_at: crate::now_rfc3339(),
@@ -104,6 +110,13 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The verification rules a batch applies to every line.
+#[derive(Debug, Clone, Copy)]
+struct Rules {
+    profile: MatchProfile,
+    policy: ClaimPolicy,
 }
 
 /// One line of a batch file.
@@ -152,7 +165,10 @@ fn run_batch(path: &str, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
         .max(1);
-    let profile = args.profile;
+    let rules = Rules {
+        profile: args.profile,
+        policy: args.claim_policy,
+    };
     let model = args.model.clone();
 
     let (work_tx, work_rx) = sync_channel::<Block>(jobs * 2);
@@ -166,7 +182,7 @@ fn run_batch(path: &str, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             let rx = Arc::clone(&work_rx);
             let tx = done_tx.clone();
             let (name, model) = (name.clone(), model.clone());
-            s.spawn(move || worker(&rx, &tx, &name, profile, model.as_deref()));
+            s.spawn(move || worker(&rx, &tx, &name, rules, model.as_deref()));
         }
         drop(done_tx);
         let bad = write_in_order(done_rx)?;
@@ -234,7 +250,7 @@ fn worker(
     rx: &Mutex<Receiver<Block>>,
     tx: &std::sync::mpsc::SyncSender<Done>,
     name: &str,
-    profile: MatchProfile,
+    rules: Rules,
     model: Option<&str>,
 ) {
     loop {
@@ -248,7 +264,7 @@ fn worker(
         let mut bad = Vec::new();
         for (i, raw) in block.lines.iter().enumerate() {
             let line_no = block.first_line + i;
-            match process_line(raw, line_no, name, profile, model) {
+            match process_line(raw, line_no, name, rules, model) {
                 Ok(None) => {}
                 Ok(Some(contract)) => {
                     // Serializing our own types into a Vec cannot fail.
@@ -286,7 +302,7 @@ fn process_line(
     raw: &[u8],
     line_no: usize,
     name: &str,
-    profile: MatchProfile,
+    rules: Rules,
     model: Option<&str>,
 ) -> Result<Option<Contract>, BadInput> {
     // Fast path: serde_json validates UTF-8 while it parses; only a failure
@@ -304,7 +320,7 @@ fn process_line(
             None => return Ok(None),
         },
     };
-    verify_line(line, line_no, name, profile, model).map(Some)
+    verify_line(line, line_no, name, rules, model).map(Some)
 }
 
 /// Parses a batch line that the fast path rejected, for a precise error;
@@ -332,7 +348,7 @@ fn verify_line(
     line: BatchLine,
     line_no: usize,
     name: &str,
-    profile: MatchProfile,
+    rules: Rules,
     model: Option<&str>,
 ) -> Result<Contract, BadInput> {
     let at_line = |mut e: BadInput| {
@@ -353,10 +369,11 @@ fn verify_line(
             })
         })?;
     }
-    Ok(verify(
+    Ok(verify_with(
         &line.answer,
         &chunks,
-        profile,
+        rules.profile,
+        rules.policy,
         Provenance {
             trace_id: line.trace_id.unwrap_or_else(crate::new_trace_id),
             created_at: crate::now_rfc3339(),

@@ -138,6 +138,36 @@ fn answer_from_stdin_and_lenient_profile_named() {
 }
 
 #[test]
+fn claims_policy_flag() {
+    let tmp = Tmp::new("claims");
+    let chunks = tmp.file(
+        "c.json",
+        br#"[{"chunk_id": "c1", "content": "Refunds are available within 30 days of purchase."}]"#,
+    );
+    let answer = tmp.file("a.json", br#"{"answerable": true, "claims": [{"text": "The refund window is 2 weeks.", "citations": [{"chunk_id": "c1", "quote": "within 30 days"}]}]}"#);
+    let strict = groundcite(&["verify", "--chunks", &chunks, "--answer", &answer], None);
+    let v: serde_json::Value = serde_json::from_slice(&strict.stdout).unwrap();
+    assert_eq!(v["refusal"]["code"], "R2");
+    assert_eq!(v["warnings"][0]["code"], "unsupported_quantity");
+    let lenient = groundcite(
+        &[
+            "verify", "--chunks", &chunks, "--answer", &answer, "--claims", "lenient",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&lenient.stdout).unwrap();
+    assert_eq!(v["answerable"], true);
+    assert_eq!(v["claims"][0]["quantities"][0]["supported"], false);
+    let bad = groundcite(
+        &[
+            "verify", "--chunks", &chunks, "--answer", &answer, "--claims", "loose",
+        ],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
 fn chunks_as_json_lines() {
     let tmp = Tmp::new("jsonl");
     let arr: Vec<serde_json::Value> =

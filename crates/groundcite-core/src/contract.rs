@@ -109,6 +109,21 @@ pub struct ContractClaim {
     pub text: String,
     /// Its verified citations (never empty).
     pub citations: Vec<ContractCitation>,
+    /// The quantities the claim asserts and whether a quote carries each
+    /// (empty when it asserts none). Every kept claim was checked.
+    pub quantities: Vec<QuantityFinding>,
+}
+
+/// One quantity a claim asserts, as found by the quantity check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuantityFinding {
+    /// The quantity as written in the claim.
+    pub text: String,
+    /// Its canonical reading ("2 week", "50 EUR", "12%", "2026-11-30").
+    pub canonical: String,
+    /// Whether one of the claim's verified quotes carries it.
+    pub supported: bool,
 }
 
 /// A verified citation.
@@ -190,6 +205,45 @@ pub enum WarningCode {
     ClaimsOnUnanswerable,
     /// A source URL was not a plain http(s) link and was replaced by `null`.
     UnsafeSourceUrl,
+    /// Prose: a numeric marker names position 0 or a position beyond the
+    /// chunks shown to the model; it was ignored (positions never wrap).
+    MarkerOutOfRange,
+    /// Prose: the sentence quotes text that is not in the chunk its marker
+    /// points to; the citation was dropped (the message names the chunks
+    /// where the quote does occur, if any).
+    MisattributedMarker,
+    /// Prose: a named reference matches several chunks equally well (for
+    /// example two chunks with the same title); none was picked.
+    AmbiguousReference,
+    /// Prose: a named reference, footnote or reference-section item matches
+    /// no chunk ID, position or chunk title.
+    UnresolvedReference,
+    /// Prose: the answer's own numbered source list maps a marker to a chunk
+    /// other than the one at that position; the source list was followed.
+    MarkerRemapped,
+    /// The answer text was empty.
+    EmptyAnswer,
+    /// Provider-native citation: the location (character, block or page
+    /// indices) does not land on the cited text under either end-index
+    /// reading; the cited text was checked against the chunk instead.
+    CitationLocationMismatch,
+    /// Provider-native citation: a document, search-result, block or page
+    /// index names no supplied chunk; the citation was dropped.
+    SourceIndexOutOfRange,
+    /// Bedrock RetrieveAndGenerate: a retrieved reference matches no supplied
+    /// chunk (by `x-amz-bedrock-kb-chunk-id` or exact content); dropped.
+    UnmatchedReference,
+    /// Bedrock RetrieveAndGenerate: a cited span lies outside the answer text
+    /// or does not cover the cited part's text.
+    SpanOutOfRange,
+    /// Provider-native citation of a kind that cannot be checked against the
+    /// supplied chunks (for example a web search result); dropped.
+    UnsupportedCitation,
+    /// A provider response has answer text but carries no citation at all.
+    UncitedAnswer,
+    /// A claim asserts a quantity (amount, duration, date, percentage, count)
+    /// that none of its verified quotes carries.
+    UnsupportedQuantity,
 }
 
 impl WarningCode {
@@ -206,6 +260,19 @@ impl WarningCode {
             WarningCode::ClaimUnsupported => "claim_unsupported",
             WarningCode::ClaimsOnUnanswerable => "claims_on_unanswerable",
             WarningCode::UnsafeSourceUrl => "unsafe_source_url",
+            WarningCode::MarkerOutOfRange => "marker_out_of_range",
+            WarningCode::MisattributedMarker => "misattributed_marker",
+            WarningCode::AmbiguousReference => "ambiguous_reference",
+            WarningCode::UnresolvedReference => "unresolved_reference",
+            WarningCode::MarkerRemapped => "marker_remapped",
+            WarningCode::EmptyAnswer => "empty_answer",
+            WarningCode::CitationLocationMismatch => "citation_location_mismatch",
+            WarningCode::SourceIndexOutOfRange => "source_index_out_of_range",
+            WarningCode::UnmatchedReference => "unmatched_reference",
+            WarningCode::SpanOutOfRange => "span_out_of_range",
+            WarningCode::UnsupportedCitation => "unsupported_citation",
+            WarningCode::UncitedAnswer => "uncited_answer",
+            WarningCode::UnsupportedQuantity => "unsupported_quantity",
         }
     }
 
@@ -214,7 +281,9 @@ impl WarningCode {
     pub fn is_verification_failure(self) -> bool {
         matches!(
             self,
-            WarningCode::ClaimUnsupported | WarningCode::ClaimWithoutCitations
+            WarningCode::ClaimUnsupported
+                | WarningCode::ClaimWithoutCitations
+                | WarningCode::UnsupportedQuantity
         )
     }
 }

@@ -16,6 +16,14 @@
 //! - [`Contract`]: renderer contract v1, the one JSON the UI receives.
 //! - [`prompt`]: sources under unforgeable `[chunk_id: …]` headers and the
 //!   system prompt.
+//! - [`stream::ClaimStream`] / [`stream::StreamVerifier`]: claims extracted
+//!   from a streamed JSON answer as each object closes, verified in order.
+//! - [`prose::parse`] / [`prose::verify_prose`]: citations written in a
+//!   free-form answer (`[1]`, `[^1]`, `[doc1]`, `(Source: title)`, a trailing
+//!   "Sources" list), verified the same way; [`prose::CitationFormatError`]
+//!   when none can be extracted.
+//! - [`native`]: provider-native citations (Anthropic, Bedrock
+//!   RetrieveAndGenerate and Converse) converted and verified into the contract.
 //!
 //! ## Example
 //! ```
@@ -51,14 +59,19 @@
 mod contract;
 mod error;
 mod model;
+pub mod native;
 mod normalize;
 pub mod prompt;
+pub mod prose;
+pub mod quantity;
 mod render;
 pub mod schema;
+pub mod stream;
 mod verify;
 
 pub use contract::{
     CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, MAX_TRACE_ID_LEN, Provenance,
+    QuantityFinding,
     Refusal, RefusalCode, Source, Warning, WarningCode, safe_source_url, validate_trace_id,
 };
 pub use error::InputError;
@@ -68,4 +81,4 @@ pub use normalize::{
     Span, find_quote, find_quote_in, normalize,
 };
 pub use render::render_text;
-pub use verify::{CitationRef, ClaimOutcome, Verifier, VerifyStats, verify};
+pub use verify::{CitationRef, ClaimOutcome, ClaimPolicy, Verifier, VerifyStats, verify, verify_with};

@@ -5,21 +5,36 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::contract::{
-    CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, Provenance, RefusalCode, Source,
-    Warning, WarningCode, safe_source_url,
+    CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, Provenance, QuantityFinding,
+    RefusalCode, Source, Warning, WarningCode, safe_source_url,
 };
+use crate::quantity;
 use crate::model::{ChunkSet, Claim, GroundedAnswer};
 use crate::normalize::{LazyNormalized, MatchKind, MatchProfile, QuoteVerdict, find_quote_in};
 
-/// Verifies `answer` against the retrieved `chunks` and builds contract v1.
+/// Verifies `answer` against the retrieved `chunks` and builds contract v1,
+/// under the default (strict) claim policy.
 pub fn verify(
     answer: &GroundedAnswer,
     chunks: &ChunkSet,
     profile: MatchProfile,
     provenance: Provenance,
 ) -> Contract {
-    let mut v = Verifier::new(chunks, profile);
+    verify_with(answer, chunks, profile, ClaimPolicy::Strict, provenance)
+}
+
+/// [`verify`] with an explicit claim policy.
+pub fn verify_with(
+    answer: &GroundedAnswer,
+    chunks: &ChunkSet,
+    profile: MatchProfile,
+    policy: ClaimPolicy,
+    provenance: Provenance,
+) -> Contract {
+    let mut v = Verifier::new(chunks, profile).with_claim_policy(policy);
     if answer.answerable {
         for (i, claim) in answer.claims.iter().enumerate() {
             v.claim(i, claim);
@@ -28,6 +43,31 @@ pub fn verify(
         v.discard_claims(answer.claims.len());
     }
     v.finish(answer.answerable, provenance)
+}
+
+/// What happens to a claim whose verified quotes do not carry a quantity it
+/// asserts (see [`crate::quantity`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimPolicy {
+    /// Drop the claim, like a claim whose citations all failed. The default.
+    #[default]
+    Strict,
+    /// Keep the claim with an `unsupported_quantity` warning.
+    Lenient,
+}
+
+impl std::str::FromStr for ClaimPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "strict" => Ok(ClaimPolicy::Strict),
+            "lenient" => Ok(ClaimPolicy::Lenient),
+            other => Err(format!(
+                "unknown claim policy {other:?} (expected \"strict\" or \"lenient\")"
+            )),
+        }
+    }
 }
 
 /// A citation on its way into the verifier: a chunk ID and, when there is
@@ -67,6 +107,7 @@ pub struct VerifyStats {
 pub struct Verifier<'a> {
     chunks: &'a ChunkSet,
     profile: MatchProfile,
+    policy: ClaimPolicy,
     normalized: Vec<LazyNormalized<'a>>,
     /// Chunk position → footnote number.
     refs: HashMap<usize, usize>,
@@ -83,6 +124,7 @@ impl<'a> Verifier<'a> {
         Verifier {
             chunks,
             profile,
+            policy: ClaimPolicy::Strict,
             normalized: chunks
                 .chunks()
                 .iter()
@@ -94,6 +136,12 @@ impl<'a> Verifier<'a> {
             warnings: Vec::new(),
             stats: VerifyStats::default(),
         }
+    }
+
+    /// Sets the claim policy for quantity checks (default: strict).
+    pub fn with_claim_policy(mut self, policy: ClaimPolicy) -> Verifier<'a> {
+        self.policy = policy;
+        self
     }
 
     /// Counters so far.
@@ -291,6 +339,44 @@ impl<'a> Verifier<'a> {
             ));
             return self.dropped(warnings);
         }
+        // Quantities: every number the claim asserts must be carried by a
+        // verified quote (for a bare reference, by the cited chunk's text).
+        let quotes: Vec<&str> = kept
+            .iter()
+            .map(|(pos, c)| {
+                c.source_text
+                    .as_deref()
+                    .unwrap_or(self.normalized[*pos].original())
+            })
+            .collect();
+        let check = quantity::check_claim(text, &quotes);
+        for q in &check.unsupported {
+            let action = match self.policy {
+                ClaimPolicy::Strict => "the claim was dropped",
+                ClaimPolicy::Lenient => "the claim was kept under the lenient claim policy",
+            };
+            warnings.push(warn(
+                WarningCode::UnsupportedQuantity,
+                None,
+                None,
+                format!(
+                    "Claim {index} asserts {q}, which none of its verified quotes carries; {action}."
+                ),
+            ));
+        }
+        if !check.unsupported.is_empty() && self.policy == ClaimPolicy::Strict {
+            self.stats.claims_failed += 1;
+            return self.dropped(warnings);
+        }
+        let quantities = check
+            .asserted
+            .iter()
+            .map(|q| QuantityFinding {
+                text: q.text.clone(),
+                canonical: q.canonical(),
+                supported: !check.unsupported.contains(q),
+            })
+            .collect();
         let citations = kept
             .into_iter()
             .map(|(pos, mut c)| {
@@ -302,6 +388,7 @@ impl<'a> Verifier<'a> {
             index,
             text: text.trim().to_string(),
             citations,
+            quantities,
         };
         self.warnings.extend(warnings);
         self.claims.push(verified.clone());

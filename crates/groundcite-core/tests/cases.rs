@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use groundcite_core::{
-    Chunk, ChunkSet, GroundedAnswer, MatchKind, MatchProfile, Provenance, QuoteVerdict, find_quote,
-    normalize, verify,
+    Chunk, ChunkSet, ClaimPolicy, GroundedAnswer, MatchKind, MatchProfile, Provenance,
+    QuoteVerdict, find_quote, normalize, verify_with,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -98,6 +98,8 @@ struct VerifyCase {
     name: String,
     #[serde(default)]
     profile: Option<MatchProfile>,
+    #[serde(default)]
+    claim_policy: ClaimPolicy,
     chunks: Vec<Chunk>,
     answer: GroundedAnswer,
     expect: Value,
@@ -140,10 +142,11 @@ fn verify_cases() {
             n += 1;
             let profile = case.profile.unwrap_or_default();
             let chunks = ChunkSet::new(case.chunks).unwrap();
-            let contract = verify(
+            let contract = verify_with(
                 &case.answer,
                 &chunks,
                 profile,
+                case.claim_policy,
                 Provenance {
                     trace_id: "test-trace".into(),
                     created_at: "2026-11-30T00:00:00Z".into(),

@@ -1,0 +1,855 @@
+//! `groundcite answer`: build the prompt, call a provider, verify, print
+//! contract v1.
+//!
+//! A model refusal or content filter prints a contract with refusal R4; a
+//! truncated or invalid output prints R3 (a schema-parsing error); both exit
+//! 0, because the command ran. A provider that cannot be reached, rejects
+//! the credentials or keeps failing after the retries is an error (exit 1,
+//! with status and request ID). A missing setting is bad input (exit 2), in
+//! one sentence naming the flag, the environment variable and the
+//! `groundcite.toml` key that would set it.
+//!
+//! With `--stream`, each claim is verified and printed as soon as its JSON
+//! object closes in the stream (JSON Lines: `{"claim": …}` or
+//! `{"dropped": …}`), then the final contract on the last line. Native
+//! citations (`anthropic-citations`) have no claim objects to stream: the
+//! contract comes at the end.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use groundcite_core::native::{SourceLayout, anthropic};
+use groundcite_core::stream::StreamVerifier;
+use groundcite_core::{
+    ChunkSet, ClaimOutcome, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance,
+    RefusalCode, render_text, validate_trace_id, verify_with,
+};
+use groundcite_providers::azure::{
+    self, AzureConfig, AzureCredential, AzureRoute, DEFAULT_API_VERSION, IdentityEndpoints,
+};
+use groundcite_providers::{
+    Anthropic, AnthropicMode, ChatCompletions, CompatServer, Generation, GenerationRequest,
+    Generator, HttpConfig, Mode, NativeSources, Output, ProviderError, Quirks, ResponseFormatShape,
+    RetryPolicy, TokenLimitField, env, parse_base_url,
+};
+
+use crate::config::{self, FileConfig};
+use crate::input::{self, BadInput};
+use crate::verify_cmd::Format;
+
+/// Which provider answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProviderName {
+    /// Azure OpenAI (structured outputs).
+    Azure,
+    /// OpenAI (structured outputs).
+    Openai,
+    /// Anthropic (structured outputs, `output_config.format`).
+    Anthropic,
+    /// Anthropic native citations (one document per chunk).
+    AnthropicCitations,
+    /// An OpenAI-compatible server: vLLM, llama.cpp, Ollama.
+    OpenaiCompatible,
+    /// The embedded local model (not in this build yet).
+    Local,
+    /// Amazon Bedrock Converse with a tool schema (not in this build yet).
+    Bedrock,
+    /// Amazon Bedrock Converse with native citations (not in this build yet).
+    BedrockCitations,
+}
+
+impl FromStr for ProviderName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        <ProviderName as clap::ValueEnum>::from_str(s, false).map_err(|_| {
+            format!(
+                "unknown provider {s:?}; expected azure, openai, anthropic, anthropic-citations or openai-compatible"
+            )
+        })
+    }
+}
+
+/// Azure credential choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AzureAuth {
+    /// `api-key` header from AZURE_OPENAI_API_KEY.
+    ApiKey,
+    /// A token from AZURE_OPENAI_AD_TOKEN.
+    Token,
+    /// Client secret: AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET.
+    ClientSecret,
+    /// Workload identity: AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_FEDERATED_TOKEN_FILE.
+    WorkloadIdentity,
+    /// Managed identity (IMDS); AZURE_CLIENT_ID selects a user-assigned one.
+    ManagedIdentity,
+    /// The Azure CLI's account (`az login`).
+    AzureCli,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AnswerArgs {
+    /// Retrieved chunks: a JSON array or JSON Lines of {chunk_id, content,
+    /// source_title?, source_url?, page_number?, score?}; `-` reads stdin.
+    #[arg(long, value_name = "FILE")]
+    chunks: String,
+    /// The user's question.
+    #[arg(long, value_name = "TEXT")]
+    question: String,
+    /// The provider (else `provider` in groundcite.toml).
+    #[arg(long, value_enum)]
+    provider: Option<ProviderName>,
+    /// Model (OpenAI, Anthropic, compatible servers) or deployment (Azure).
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// Base URL of the provider's API (Azure: the resource endpoint).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Verify and print each claim as soon as it closes in the stream.
+    #[arg(long)]
+    stream: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "json")]
+    format: Format,
+    /// Configuration file (default: ./groundcite.toml if it exists).
+    #[arg(long, value_name = "FILE")]
+    config: Option<String>,
+    /// Trace ID to use instead of a fresh UUIDv7.
+    #[arg(long, value_name = "ID")]
+    trace_id: Option<String>,
+    /// Matching profile: `default` or `lenient`.
+    #[arg(long = "match", value_name = "PROFILE", default_value = "default")]
+    profile: MatchProfile,
+    /// Claims whose quotes do not carry their quantities: `strict` drops them,
+    /// `lenient` keeps them with a warning.
+    #[arg(long = "claims", value_name = "POLICY", default_value = "strict")]
+    policy: ClaimPolicy,
+    /// Output token limit (default 4096).
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u32>,
+    /// Sampling temperature (default: the provider's).
+    #[arg(long, value_name = "T")]
+    temperature: Option<f64>,
+    /// Seconds for one attempt, body included (default 120).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// Retries of 429, 5xx and connection failures (default 3).
+    #[arg(long, value_name = "N")]
+    max_retries: Option<u32>,
+    /// Azure credential (default: from the environment, see docs/providers.md).
+    #[arg(long, value_enum)]
+    azure_auth: Option<AzureAuth>,
+    /// Azure route: `v1` (default) or `versioned` (api-version 2024-10-21).
+    #[arg(long, value_name = "ROUTE")]
+    azure_api: Option<String>,
+    /// OpenAI-compatible server kind: vllm, llamacpp, ollama, generic.
+    #[arg(long, value_name = "KIND")]
+    server: Option<String>,
+    /// Anthropic native citations: `documents` (default) or `search-results`.
+    #[arg(long, value_name = "KIND")]
+    native_sources: Option<String>,
+}
+
+/// A setting that is missing: one sentence naming what to set.
+fn missing(
+    what: &str,
+    flag: Option<&str>,
+    env_var: Option<&str>,
+    toml_key: Option<&str>,
+) -> BadInput {
+    let mut ways = Vec::new();
+    if let Some(f) = flag {
+        ways.push(format!("pass {f}"));
+    }
+    if let Some(e) = env_var {
+        ways.push(format!("set {e}"));
+    }
+    if let Some(k) = toml_key {
+        ways.push(format!("set {k} in groundcite.toml"));
+    }
+    let how = match ways.len() {
+        0 => String::new(),
+        1 => ways[0].clone(),
+        _ => {
+            let last = ways.pop().unwrap_or_default();
+            format!("{}, or {last}", ways.join(", "))
+        }
+    };
+    BadInput::new("settings", format!("{what} is not set: {how}."))
+}
+
+fn bad_setting(name: &str, e: impl std::fmt::Display) -> BadInput {
+    BadInput::new("settings", format!("{name}: {e}"))
+}
+
+/// flag > environment > file.
+fn pick(flag: Option<&String>, env_var: Option<&str>, file: Option<&String>) -> Option<String> {
+    flag.cloned()
+        .or_else(|| env_var.and_then(env::var))
+        .or_else(|| file.cloned())
+}
+
+fn http_config(args: &AnswerArgs, file: &FileConfig) -> Result<HttpConfig, BadInput> {
+    let mut http = HttpConfig::default();
+    let secs = |name: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(bad_setting(name, "must be a positive number of seconds"))
+        }
+    };
+    if let Some(t) = args.timeout.or(file.timeout_secs) {
+        http.timeout = secs("timeout", t)?;
+    }
+    if let Some(t) = file.connect_timeout_secs {
+        http.connect_timeout = secs("connect_timeout_secs", t)?;
+    }
+    if let Some(n) = args.max_retries.or(file.max_retries) {
+        http.retry = RetryPolicy {
+            max_retries: n,
+            ..http.retry
+        };
+    }
+    Ok(http)
+}
+
+fn provider_error(e: ProviderError) -> BadInput {
+    BadInput::new("settings", e.to_string())
+}
+
+fn build_generator(
+    provider: ProviderName,
+    args: &AnswerArgs,
+    file: &FileConfig,
+) -> Result<Box<dyn Generator>, BadInput> {
+    let http = http_config(args, file)?;
+    match provider {
+        ProviderName::Local | ProviderName::Bedrock | ProviderName::BedrockCitations => {
+            Err(BadInput::new(
+                "--provider",
+                format!(
+                    "{} is not available in this build yet",
+                    clap::ValueEnum::to_possible_value(&provider)
+                        .map_or_else(String::new, |v| v.get_name().to_string())
+                ),
+            ))
+        }
+        ProviderName::Openai => {
+            let base = pick(
+                args.base_url.as_ref(),
+                Some(env::OPENAI_BASE_URL),
+                file.openai.base_url.as_ref(),
+            )
+            .unwrap_or_else(|| groundcite_providers::OPENAI_BASE_URL.to_string());
+            let model = pick(
+                args.model.as_ref(),
+                Some(env::OPENAI_MODEL),
+                file.openai.model.as_ref(),
+            )
+            .ok_or_else(|| {
+                missing(
+                    "The OpenAI model",
+                    Some("--model"),
+                    Some(env::OPENAI_MODEL),
+                    Some("[openai] model"),
+                )
+            })?;
+            let key = env::secret(env::OPENAI_API_KEY).ok_or_else(|| {
+                missing("The OpenAI API key", None, Some(env::OPENAI_API_KEY), None)
+            })?;
+            let base = parse_base_url("openai", &base).map_err(provider_error)?;
+            Ok(Box::new(
+                ChatCompletions::openai(base, key, model, http).map_err(provider_error)?,
+            ))
+        }
+        ProviderName::OpenaiCompatible => {
+            let s = &file.openai_compatible;
+            let base = pick(
+                args.base_url.as_ref(),
+                Some(env::GROUNDCITE_COMPAT_BASE_URL),
+                s.base_url.as_ref(),
+            )
+            .ok_or_else(|| {
+                missing(
+                    "The OpenAI-compatible server's base URL",
+                    Some("--base-url"),
+                    Some(env::GROUNDCITE_COMPAT_BASE_URL),
+                    Some("[openai_compatible] base_url"),
+                )
+            })?;
+            let model = pick(
+                args.model.as_ref(),
+                Some(env::GROUNDCITE_COMPAT_MODEL),
+                s.model.as_ref(),
+            )
+            .ok_or_else(|| {
+                missing(
+                    "The OpenAI-compatible server's model",
+                    Some("--model"),
+                    Some(env::GROUNDCITE_COMPAT_MODEL),
+                    Some("[openai_compatible] model"),
+                )
+            })?;
+            let server = match args.server.as_ref().or(s.server.as_ref()) {
+                Some(k) => CompatServer::from_str(k).map_err(|e| bad_setting("server", e))?,
+                None => CompatServer::Generic,
+            };
+            let mut quirks: Quirks = server.quirks();
+            if let Some(strict) = s.strict {
+                quirks.strict = strict;
+            }
+            if let Some(f) = &s.response_format {
+                quirks.response_format = match f.as_str() {
+                    "json_schema" => ResponseFormatShape::JsonSchema,
+                    "json_object" => ResponseFormatShape::JsonObjectWithSchema,
+                    other => {
+                        return Err(bad_setting(
+                            "[openai_compatible] response_format",
+                            format!("{other:?} is not json_schema or json_object"),
+                        ));
+                    }
+                };
+            }
+            if let Some(f) = &s.token_limit_field {
+                quirks.token_limit_field = match f.as_str() {
+                    "max_tokens" => TokenLimitField::MaxTokens,
+                    "max_completion_tokens" => TokenLimitField::MaxCompletionTokens,
+                    other => {
+                        return Err(bad_setting(
+                            "[openai_compatible] token_limit_field",
+                            format!("{other:?} is not max_tokens or max_completion_tokens"),
+                        ));
+                    }
+                };
+            }
+            if let Some(u) = s.stream_usage {
+                quirks.stream_usage = u;
+            }
+            let base = parse_base_url("openai-compatible", &base).map_err(provider_error)?;
+            let key = env::secret(env::GROUNDCITE_COMPAT_API_KEY);
+            Ok(Box::new(
+                ChatCompletions::compatible(base, key, model, quirks, http)
+                    .map_err(provider_error)?,
+            ))
+        }
+        ProviderName::Anthropic | ProviderName::AnthropicCitations => {
+            let s = &file.anthropic;
+            let base = pick(
+                args.base_url.as_ref(),
+                Some(env::ANTHROPIC_BASE_URL),
+                s.base_url.as_ref(),
+            )
+            .unwrap_or_else(|| groundcite_providers::ANTHROPIC_BASE_URL.to_string());
+            let model = pick(
+                args.model.as_ref(),
+                Some(env::ANTHROPIC_MODEL),
+                s.model.as_ref(),
+            )
+            .ok_or_else(|| {
+                missing(
+                    "The Anthropic model",
+                    Some("--model"),
+                    Some(env::ANTHROPIC_MODEL),
+                    Some("[anthropic] model"),
+                )
+            })?;
+            let key = env::secret(env::ANTHROPIC_API_KEY).ok_or_else(|| {
+                missing(
+                    "The Anthropic API key",
+                    None,
+                    Some(env::ANTHROPIC_API_KEY),
+                    None,
+                )
+            })?;
+            let mode = if provider == ProviderName::Anthropic {
+                AnthropicMode::Structured
+            } else {
+                AnthropicMode::Citations
+            };
+            let base = parse_base_url("anthropic", &base).map_err(provider_error)?;
+            Ok(Box::new(
+                Anthropic::new(base, key, model, mode, http).map_err(provider_error)?,
+            ))
+        }
+        ProviderName::Azure => Ok(Box::new(azure_generator(args, file, http)?)),
+    }
+}
+
+fn azure_generator(
+    args: &AnswerArgs,
+    file: &FileConfig,
+    http: HttpConfig,
+) -> Result<ChatCompletions, BadInput> {
+    let s = &file.azure;
+    let endpoint = args
+        .base_url
+        .clone()
+        .or_else(|| env::var(env::AOAI_ENDPOINT))
+        .or_else(|| env::var(env::AZURE_OPENAI_ENDPOINT))
+        .or_else(|| s.endpoint.clone())
+        .ok_or_else(|| {
+            missing(
+                "The Azure OpenAI endpoint",
+                Some("--base-url"),
+                Some(env::AOAI_ENDPOINT),
+                Some("[azure] endpoint"),
+            )
+        })?;
+    let deployment = pick(
+        args.model.as_ref(),
+        Some(env::CHAT_DEPLOYMENT),
+        s.deployment.as_ref(),
+    )
+    .ok_or_else(|| {
+        missing(
+            "The Azure OpenAI deployment",
+            Some("--model"),
+            Some(env::CHAT_DEPLOYMENT),
+            Some("[azure] deployment"),
+        )
+    })?;
+    let api_version = env::var(env::OPENAI_API_VERSION).or_else(|| s.api_version.clone());
+    let route = match args.azure_api.as_deref().or(s.api.as_deref()) {
+        Some("v1") => AzureRoute::V1,
+        Some("versioned") => AzureRoute::Versioned {
+            api_version: api_version.unwrap_or_else(|| DEFAULT_API_VERSION.to_string()),
+        },
+        Some(other) => {
+            return Err(bad_setting(
+                "azure api",
+                format!("{other:?} is not v1 or versioned"),
+            ));
+        }
+        None => match api_version {
+            Some(v) => AzureRoute::Versioned { api_version: v },
+            None => AzureRoute::V1,
+        },
+    };
+    let tenant = || {
+        env::var(env::AZURE_TENANT_ID)
+            .or_else(|| s.tenant_id.clone())
+            .ok_or_else(|| {
+                missing(
+                    "The Microsoft Entra tenant",
+                    None,
+                    Some(env::AZURE_TENANT_ID),
+                    Some("[azure] tenant_id"),
+                )
+            })
+    };
+    let client = || env::var(env::AZURE_CLIENT_ID).or_else(|| s.client_id.clone());
+    let need_client = || {
+        client().ok_or_else(|| {
+            missing(
+                "The application (client) ID",
+                None,
+                Some(env::AZURE_CLIENT_ID),
+                Some("[azure] client_id"),
+            )
+        })
+    };
+    let auth = match args.azure_auth {
+        Some(a) => Some(a),
+        None => match s.auth.as_deref() {
+            Some(name) => Some(
+                <AzureAuth as clap::ValueEnum>::from_str(name, false)
+                    .map_err(|_| bad_setting("[azure] auth", format!("{name:?} is not api-key, token, client-secret, workload-identity, managed-identity or azure-cli")))?,
+            ),
+            None => None,
+        },
+    };
+    // Without a choice, the first credential the environment provides.
+    let auth = match auth {
+        Some(a) => a,
+        None if env::var(env::AZURE_OPENAI_API_KEY).is_some() => AzureAuth::ApiKey,
+        None if env::var(env::AZURE_OPENAI_AD_TOKEN).is_some() => AzureAuth::Token,
+        None if env::var(env::AZURE_CLIENT_SECRET).is_some() => AzureAuth::ClientSecret,
+        None if env::var(env::AZURE_FEDERATED_TOKEN_FILE).is_some() => AzureAuth::WorkloadIdentity,
+        None => {
+            return Err(BadInput::new(
+                "settings",
+                format!(
+                    "No Azure OpenAI credential is set: set {} (key), {} (token), {} with {} and {} (client secret) or {} (workload identity), or choose --azure-auth managed-identity or azure-cli.",
+                    env::AZURE_OPENAI_API_KEY,
+                    env::AZURE_OPENAI_AD_TOKEN,
+                    env::AZURE_CLIENT_SECRET,
+                    env::AZURE_TENANT_ID,
+                    env::AZURE_CLIENT_ID,
+                    env::AZURE_FEDERATED_TOKEN_FILE
+                ),
+            ));
+        }
+    };
+    let credential = match auth {
+        AzureAuth::ApiKey => {
+            AzureCredential::ApiKey(env::secret(env::AZURE_OPENAI_API_KEY).ok_or_else(|| {
+                missing(
+                    "The Azure OpenAI API key",
+                    None,
+                    Some(env::AZURE_OPENAI_API_KEY),
+                    None,
+                )
+            })?)
+        }
+        AzureAuth::Token => {
+            AzureCredential::Token(env::secret(env::AZURE_OPENAI_AD_TOKEN).ok_or_else(|| {
+                missing(
+                    "The Azure OpenAI access token",
+                    None,
+                    Some(env::AZURE_OPENAI_AD_TOKEN),
+                    None,
+                )
+            })?)
+        }
+        AzureAuth::ClientSecret => AzureCredential::ClientSecret {
+            tenant_id: tenant()?,
+            client_id: need_client()?,
+            secret: env::secret(env::AZURE_CLIENT_SECRET).ok_or_else(|| {
+                missing(
+                    "The client secret",
+                    None,
+                    Some(env::AZURE_CLIENT_SECRET),
+                    None,
+                )
+            })?,
+        },
+        AzureAuth::WorkloadIdentity => AzureCredential::WorkloadIdentity {
+            tenant_id: tenant()?,
+            client_id: need_client()?,
+            token_file: PathBuf::from(
+                env::var(env::AZURE_FEDERATED_TOKEN_FILE)
+                    .or_else(|| s.federated_token_file.clone())
+                    .ok_or_else(|| {
+                        missing(
+                            "The federated token file",
+                            None,
+                            Some(env::AZURE_FEDERATED_TOKEN_FILE),
+                            Some("[azure] federated_token_file"),
+                        )
+                    })?,
+            ),
+        },
+        AzureAuth::ManagedIdentity => AzureCredential::ManagedIdentity {
+            client_id: client(),
+        },
+        AzureAuth::AzureCli => AzureCredential::AzureCli,
+    };
+    let mut identity = IdentityEndpoints::default();
+    if let Some(h) = env::var(env::AZURE_AUTHORITY_HOST).or_else(|| s.authority_host.clone()) {
+        identity.authority_host = parse_base_url("azure", &h).map_err(provider_error)?;
+    }
+    if let Some(u) =
+        env::var(env::GROUNDCITE_AZURE_IMDS_ENDPOINT).or_else(|| s.imds_endpoint.clone())
+    {
+        identity.imds = parse_base_url("azure", &u).map_err(provider_error)?;
+    }
+    if let Some(az) = env::var(env::GROUNDCITE_AZ_COMMAND) {
+        identity.az_command = az;
+    }
+    let endpoint = parse_base_url("azure", &endpoint).map_err(provider_error)?;
+    azure::azure_openai(AzureConfig {
+        endpoint,
+        deployment,
+        route,
+        credential,
+        scope: s.scope.clone(),
+        identity,
+        http,
+    })
+    .map_err(provider_error)
+}
+
+pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
+    if let Some(id) = &args.trace_id {
+        validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m))?;
+    }
+    let (file, _) = config::load(args.config.as_deref())?;
+    let provider = match args.provider {
+        Some(p) => p,
+        None => match &file.provider {
+            Some(p) => ProviderName::from_str(p).map_err(|e| bad_setting("provider", e))?,
+            None => {
+                return Err(
+                    missing("The provider", Some("--provider"), None, Some("provider")).into(),
+                );
+            }
+        },
+    };
+    let chunks = input::read_chunks(&args.chunks)?;
+    if chunks.is_empty() {
+        return Err(BadInput::new(
+            &input::display_name(&args.chunks),
+            "holds no chunk; there is nothing to answer from",
+        )
+        .into());
+    }
+    let generator = build_generator(provider, &args, &file)?;
+    let mut request = match generator.mode() {
+        Mode::Structured(target) => GenerationRequest::grounded(&chunks, &args.question, target),
+        Mode::NativeCitations => {
+            let sources = match args
+                .native_sources
+                .as_deref()
+                .or(file.anthropic.native_sources.as_deref())
+            {
+                None | Some("documents") => NativeSources::Documents,
+                Some("search-results") => NativeSources::SearchResults,
+                Some(other) => {
+                    return Err(bad_setting(
+                        "native sources",
+                        format!("{other:?} is not documents or search-results"),
+                    )
+                    .into());
+                }
+            };
+            GenerationRequest::native(&chunks, &args.question, sources)
+        }
+    };
+    if let Some(n) = args.max_tokens.or(file.max_tokens) {
+        request.max_tokens = n;
+    }
+    request.temperature = args.temperature.or(file.temperature);
+    let provenance = Provenance {
+        trace_id: args.trace_id.clone().unwrap_or_else(crate::new_trace_id),
+        created_at: crate::now_rfc3339(),
+        question: Some(args.question.clone()),
+        model: args.model.clone(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let answering = Answering {
+        args: &args,
+        chunks: &chunks,
+        generator: generator.as_ref(),
+        request: &request,
+        provenance,
+    };
+    let contract = runtime.block_on(answering.run())?;
+    let mut out = std::io::stdout().lock();
+    match (args.format, args.stream) {
+        (Format::Json, true) => {
+            serde_json::to_writer(&mut out, &contract)?;
+            out.write_all(b"\n")?;
+        }
+        (Format::Json, false) => {
+            serde_json::to_writer_pretty(&mut out, &contract)?;
+            out.write_all(b"\n")?;
+        }
+        (Format::Text, _) => out.write_all(render_text(&contract).as_bytes())?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Answering<'a> {
+    args: &'a AnswerArgs,
+    chunks: &'a ChunkSet,
+    generator: &'a dyn Generator,
+    request: &'a GenerationRequest,
+    provenance: Provenance,
+}
+
+impl Answering<'_> {
+    async fn run(self) -> anyhow::Result<Contract> {
+        if self.args.stream && matches!(self.generator.mode(), Mode::Structured(_)) {
+            return self.run_streamed().await;
+        }
+        let generation = if self.args.stream {
+            match self.generator.generate_stream(self.request).await {
+                Ok(s) => s.finish().await,
+                Err(e) => Err(e),
+            }
+        } else {
+            self.generator.generate(self.request).await
+        };
+        match generation {
+            Ok(g) => Ok(self.verify_generation(g)),
+            Err(e) => self.failed(e),
+        }
+    }
+
+    fn provenance(&self, model: Option<&str>) -> Provenance {
+        let mut p = self.provenance.clone();
+        if let Some(m) = model {
+            p.model = Some(m.to_string());
+        }
+        p
+    }
+
+    /// A refusal/truncation/invalid output becomes a contract (exit 0); any
+    /// other failure is an error.
+    fn failed(&self, e: ProviderError) -> anyhow::Result<Contract> {
+        if !e.is_output_failure() {
+            let mut msg = e.to_string();
+            if let Some(body) = e.body() {
+                msg.push_str(&format!("; response body: {}", truncate(body, 500)));
+            }
+            anyhow::bail!(msg);
+        }
+        eprintln!("note: {e}");
+        Ok(self.refused(e.refusal_code(), e.model()))
+    }
+
+    fn refused(&self, code: RefusalCode, model: Option<&str>) -> Contract {
+        Contract::refused(code, self.provenance(model), self.args.profile, Vec::new())
+    }
+
+    fn verify_generation(&self, g: Generation) -> Contract {
+        let provenance = self.provenance(g.model.as_deref());
+        match g.output {
+            Output::Json(text) => match serde_json::from_str::<GroundedAnswer>(&text) {
+                Ok(answer) => verify_with(
+                    &answer,
+                    self.chunks,
+                    self.args.profile,
+                    self.args.policy,
+                    provenance,
+                ),
+                Err(e) => {
+                    eprintln!(
+                        "note: the model's output is not a valid answer ({e}); refusing with R3"
+                    );
+                    self.refused(RefusalCode::R3, g.model.as_deref())
+                }
+            },
+            Output::AnthropicCitations(message) => {
+                let layout = SourceLayout::one_per_chunk(self.chunks);
+                match anthropic::convert(
+                    &message,
+                    self.chunks,
+                    &layout,
+                    self.args.profile,
+                    self.args.policy,
+                    provenance,
+                ) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        eprintln!(
+                            "note: the provider's citations cannot be read ({e}); refusing with R3"
+                        );
+                        self.refused(RefusalCode::R3, g.model.as_deref())
+                    }
+                }
+            }
+        }
+    }
+
+    async fn run_streamed(self) -> anyhow::Result<Contract> {
+        let mut stream = match self.generator.generate_stream(self.request).await {
+            Ok(s) => s,
+            Err(e) => return self.failed(e),
+        };
+        let mut verifier =
+            StreamVerifier::new(self.chunks, self.args.profile).with_claim_policy(self.args.policy);
+        let mut invalid = None;
+        loop {
+            let delta = match stream.next_delta().await {
+                Ok(Some(d)) => d,
+                Ok(None) => break,
+                Err(e) => return self.failed(e),
+            };
+            if invalid.is_some() {
+                continue;
+            }
+            match verifier.feed(&delta) {
+                Ok(outcomes) => {
+                    for (index, outcome) in outcomes {
+                        self.print_outcome(index, &outcome)?;
+                    }
+                }
+                // Keep reading: the provider's own verdict (refusal,
+                // truncation) takes precedence over ours.
+                Err(e) => invalid = Some(e),
+            }
+        }
+        let generation = match stream.finish().await {
+            Ok(g) => g,
+            Err(e) => return self.failed(e),
+        };
+        let model = generation.model.clone();
+        if let Some(e) = invalid {
+            eprintln!("note: the streamed output is not a valid answer ({e}); refusing with R3");
+            return Ok(self.refused(RefusalCode::R3, model.as_deref()));
+        }
+        match verifier.finish(self.provenance(model.as_deref())) {
+            Ok(c) => Ok(c),
+            Err(e) => {
+                eprintln!(
+                    "note: the streamed output is not a valid answer ({e}); refusing with R3"
+                );
+                Ok(self.refused(RefusalCode::R3, model.as_deref()))
+            }
+        }
+    }
+
+    fn print_outcome(&self, index: usize, outcome: &ClaimOutcome) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        match self.args.format {
+            Format::Json => {
+                let line = match outcome {
+                    ClaimOutcome::Kept(c) => serde_json::json!({"claim": c}),
+                    ClaimOutcome::Dropped(w) => {
+                        serde_json::json!({"dropped": {"index": index, "warnings": w}})
+                    }
+                };
+                serde_json::to_writer(&mut out, &line)?;
+                out.write_all(b"\n")?;
+            }
+            Format::Text => match outcome {
+                ClaimOutcome::Kept(c) => {
+                    let refs: Vec<String> = c
+                        .citations
+                        .iter()
+                        .map(|x| format!("[{}]", x.reference))
+                        .collect();
+                    writeln!(out, "{} {}", c.text, refs.join(""))?;
+                }
+                ClaimOutcome::Dropped(_) => writeln!(out, "(claim {index} dropped: not verified)")?,
+            },
+        }
+        out.flush()?;
+        Ok(())
+    }
+}
+
+fn truncate(s: &str, max_chars: usize) -> String {
+    match s.char_indices().nth(max_chars) {
+        Some((b, _)) => format!("{}…", &s[..b]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_settings_are_one_sentence() {
+        let e = missing(
+            "The OpenAI model",
+            Some("--model"),
+            Some("OPENAI_MODEL"),
+            Some("[openai] model"),
+        );
+        assert_eq!(
+            e.message,
+            "The OpenAI model is not set: pass --model, set OPENAI_MODEL, or set [openai] model in groundcite.toml."
+        );
+        let e = missing(
+            "The Anthropic API key",
+            None,
+            Some("ANTHROPIC_API_KEY"),
+            None,
+        );
+        assert_eq!(
+            e.message,
+            "The Anthropic API key is not set: set ANTHROPIC_API_KEY."
+        );
+    }
+}

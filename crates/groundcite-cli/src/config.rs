@@ -1,0 +1,217 @@
+//! `groundcite.toml`: provider settings for `groundcite answer`.
+//!
+//! Precedence, highest first: command-line flags, environment variables
+//! (names in `groundcite_providers::env`), this file, defaults. Secrets (API
+//! keys, client secrets, tokens) are read from the environment only; a file
+//! that holds one is rejected, so a key cannot end up in version control.
+//!
+//! ```toml
+//! provider = "azure"          # azure | openai | anthropic | anthropic-citations | openai-compatible
+//! max_tokens = 4096
+//! temperature = 0.0
+//! timeout_secs = 120          # one attempt, body included
+//! connect_timeout_secs = 10
+//! max_retries = 3             # 429, 5xx and connection failures
+//!
+//! [openai]
+//! base_url = "https://api.openai.com/v1"
+//! model = "gpt-4o-2024-08-06"
+//!
+//! [azure]
+//! endpoint = "https://RESOURCE.openai.azure.com"
+//! deployment = "gpt-4o"
+//! api = "v1"                  # or "versioned" (api_version, default 2024-10-21)
+//! auth = "api-key"            # token | client-secret | workload-identity | managed-identity | azure-cli
+//! tenant_id = "…"
+//! client_id = "…"
+//!
+//! [anthropic]
+//! model = "claude-sonnet-4-5"
+//! native_sources = "documents" # or "search-results" (anthropic-citations)
+//!
+//! [openai_compatible]
+//! base_url = "http://localhost:8000/v1"
+//! model = "Qwen/Qwen2.5-7B-Instruct"
+//! server = "vllm"             # vllm | llamacpp | ollama | generic; the fields below override its quirks
+//! strict = true
+//! response_format = "json_schema"     # or "json_object"
+//! token_limit_field = "max_tokens"    # or "max_completion_tokens"
+//! stream_usage = true
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::input::BadInput;
+
+/// The default file, looked up in the working directory.
+pub const DEFAULT_CONFIG_FILE: &str = "groundcite.toml";
+
+/// The whole file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub provider: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+    pub timeout_secs: Option<f64>,
+    pub connect_timeout_secs: Option<f64>,
+    pub max_retries: Option<u32>,
+    #[serde(default)]
+    pub openai: OpenAiSection,
+    #[serde(default)]
+    pub azure: AzureSection,
+    #[serde(default)]
+    pub anthropic: AnthropicSection,
+    #[serde(default)]
+    pub openai_compatible: CompatSection,
+}
+
+/// `[openai]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenAiSection {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+}
+
+/// `[azure]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AzureSection {
+    pub endpoint: Option<String>,
+    pub deployment: Option<String>,
+    pub api: Option<String>,
+    pub api_version: Option<String>,
+    pub auth: Option<String>,
+    pub tenant_id: Option<String>,
+    pub client_id: Option<String>,
+    pub federated_token_file: Option<String>,
+    pub scope: Option<String>,
+    pub authority_host: Option<String>,
+    pub imds_endpoint: Option<String>,
+}
+
+/// `[anthropic]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnthropicSection {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub native_sources: Option<String>,
+}
+
+/// `[openai_compatible]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompatSection {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub server: Option<String>,
+    pub strict: Option<bool>,
+    pub response_format: Option<String>,
+    pub token_limit_field: Option<String>,
+    pub stream_usage: Option<bool>,
+}
+
+/// Keys that would hold a secret; the file must not have them.
+const SECRET_KEYS: &[&str] = &[
+    "api_key",
+    "key",
+    "client_secret",
+    "secret",
+    "token",
+    "password",
+];
+
+/// Loads `--config PATH` (which must exist) or `./groundcite.toml` (if it
+/// exists); the path shown in messages comes back with it.
+pub fn load(explicit: Option<&str>) -> Result<(FileConfig, Option<String>), BadInput> {
+    let path = match explicit {
+        Some(p) => p.to_string(),
+        None if Path::new(DEFAULT_CONFIG_FILE).is_file() => DEFAULT_CONFIG_FILE.to_string(),
+        None => return Ok((FileConfig::default(), None)),
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| BadInput::new(&path, format!("cannot read the configuration: {e}")))?;
+    let config = parse(&path, &text)?;
+    Ok((config, Some(path)))
+}
+
+/// Parses a configuration file's text.
+pub fn parse(name: &str, text: &str) -> Result<FileConfig, BadInput> {
+    let line_of = |span: Option<std::ops::Range<usize>>| {
+        span.map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+    };
+    let table: toml::Table = toml::from_str(text).map_err(|e| BadInput {
+        line: line_of(e.span()),
+        ..BadInput::new(name, e.message().trim().to_string())
+    })?;
+    if let Some(path) = secret_key(&table, "") {
+        return Err(BadInput {
+            path: Some(path),
+            ..BadInput::new(
+                name,
+                "groundcite.toml must not hold secrets; set the key in the environment instead (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, AZURE_CLIENT_SECRET, ANTHROPIC_API_KEY or GROUNDCITE_COMPAT_API_KEY)",
+            )
+        });
+    }
+    toml::from_str(text).map_err(|e: toml::de::Error| BadInput {
+        line: line_of(e.span()),
+        ..BadInput::new(name, e.message().trim().to_string())
+    })
+}
+
+fn secret_key(table: &toml::Table, prefix: &str) -> Option<String> {
+    for (k, v) in table {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        if SECRET_KEYS.contains(&k.as_str()) {
+            return Some(path);
+        }
+        if let toml::Value::Table(t) = v
+            && let Some(p) = secret_key(t, &path)
+        {
+            return Some(p);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let doc = include_str!("config.rs")
+            .lines()
+            .skip_while(|l| !l.starts_with("//! ```toml"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("//! ```"))
+            .map(|l| {
+                l.strip_prefix("//! ")
+                    .unwrap_or(l.strip_prefix("//!").unwrap_or(l))
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let c = parse("example", &doc).unwrap();
+        assert_eq!(c.provider.as_deref(), Some("azure"));
+        assert_eq!(c.azure.auth.as_deref(), Some("api-key"));
+        assert_eq!(c.openai_compatible.stream_usage, Some(true));
+    }
+
+    #[test]
+    fn rejects_secrets_and_unknown_keys() {
+        let e = parse("g.toml", "[openai]\napi_key = \"sk-x\"\n").unwrap_err();
+        assert_eq!(e.path.as_deref(), Some("openai.api_key"));
+        assert!(!e.to_string().contains("sk-x"));
+        let e = parse("g.toml", "provider = \"openai\"\nmodle = \"x\"\n").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.message.contains("modle"), "{e}");
+    }
+}

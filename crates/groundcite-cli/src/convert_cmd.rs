@@ -1,0 +1,120 @@
+//! `groundcite convert`: provider-native citations (Anthropic, Amazon
+//! Bedrock RetrieveAndGenerate and Converse) verified into contract v1.
+
+use std::process::ExitCode;
+
+use groundcite_core::native::{SourceLayout, anthropic, bedrock};
+use groundcite_core::{ChunkSet, InputError};
+use serde_json::Value;
+
+use crate::input::{self, BadInput, display_name};
+use crate::parse_cmd::OutputArgs;
+
+/// The provider response shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Provider {
+    /// Anthropic Messages API response with citations (JSON, an SSE stream,
+    /// or stream events as a JSON array or JSON Lines).
+    Anthropic,
+    /// Amazon Bedrock Knowledge Bases RetrieveAndGenerate response.
+    BedrockRag,
+    /// Amazon Bedrock Converse response with `citationsContent` blocks.
+    BedrockConverse,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConvertArgs {
+    /// Which provider shape `--response` holds.
+    #[arg(long, value_enum, value_name = "PROVIDER")]
+    from: Provider,
+    /// The provider's response; `-` reads stdin.
+    #[arg(long, value_name = "FILE")]
+    response: String,
+    /// The chunks, in the order their sources were sent: a JSON array or
+    /// JSON Lines of {chunk_id, content, source_title?, …}; `-` reads stdin.
+    #[arg(long, value_name = "FILE")]
+    chunks: String,
+    /// The request that was sent (anthropic, bedrock-converse): its documents
+    /// and search results say which chunks each cited index holds (a
+    /// content-block document or search result is one chunk per block).
+    /// Without it, chunk i is document i and search result i.
+    #[arg(long, value_name = "FILE")]
+    request: Option<String>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// Core input errors about a file, as the CLI reports them.
+fn bad(file: &str, e: InputError) -> BadInput {
+    BadInput {
+        path: (!e.path.is_empty()).then_some(e.path),
+        ..BadInput::new(file, e.message)
+    }
+}
+
+pub fn run(args: ConvertArgs) -> anyhow::Result<ExitCode> {
+    let stdin_users = [
+        Some(&args.response),
+        Some(&args.chunks),
+        args.request.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|p| p.as_str() == "-")
+    .count();
+    if stdin_users > 1 {
+        return Err(BadInput::new(
+            "<stdin>",
+            "only one of --response, --chunks and --request can read stdin",
+        )
+        .into());
+    }
+    if args.request.is_some() && args.from == Provider::BedrockRag {
+        return Err(BadInput::new(
+            "--request",
+            "applies to --from anthropic and --from bedrock-converse only",
+        )
+        .into());
+    }
+    let provenance = args.out.provenance()?;
+    let chunks = input::read_chunks(&args.chunks)?;
+    let name = display_name(&args.response);
+    let body = input::read_text(&args.response)?;
+    if body.trim().is_empty() {
+        return Err(BadInput::new(&name, "is empty; expected a provider response").into());
+    }
+    let response: Value = match args.from {
+        Provider::Anthropic => anthropic::read_response(&body).map_err(|e| bad(&name, e))?,
+        _ => input::parse_json(&name, &body)?,
+    };
+    let layout = layout(&args, &chunks)?;
+    let (profile, policy) = (args.out.profile, args.out.policy);
+    let contract = match args.from {
+        Provider::Anthropic => {
+            anthropic::convert(&response, &chunks, &layout, profile, policy, provenance)
+        }
+        Provider::BedrockRag => {
+            bedrock::convert_retrieve_and_generate(&response, &chunks, profile, policy, provenance)
+        }
+        Provider::BedrockConverse => {
+            bedrock::convert_converse(&response, &chunks, &layout, profile, policy, provenance)
+        }
+    }
+    .map_err(|e| bad(&name, e))?;
+    args.out.print(&contract)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn layout(args: &ConvertArgs, chunks: &ChunkSet) -> Result<SourceLayout, BadInput> {
+    let Some(path) = &args.request else {
+        return Ok(SourceLayout::one_per_chunk(chunks));
+    };
+    let name = display_name(path);
+    let text = input::read_text(path)?;
+    let request: Value = input::parse_json(&name, &text)?;
+    match args.from {
+        Provider::BedrockConverse => SourceLayout::from_converse_request(&request, chunks),
+        _ => SourceLayout::from_anthropic_request(&request, chunks),
+    }
+    .map_err(|e| bad(&name, e))
+}

@@ -1,0 +1,179 @@
+//! The generator abstraction and the streaming handle.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use groundcite_core::schema::Target;
+
+use crate::error::ProviderError;
+use crate::http::{Sent, body_error};
+use crate::sse::{SseDecoder, SseEvent};
+use crate::types::{Generation, GenerationRequest};
+
+/// A boxed, sendable future (keeps [`Generator`] object-safe).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a generator's output is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// JSON constrained by a strict schema in `Target`'s dialect
+    /// ([`Output::Json`](crate::Output::Json)).
+    Structured(Target),
+    /// Provider-native citations ([`Output::AnthropicCitations`](crate::Output::AnthropicCitations)).
+    NativeCitations,
+}
+
+/// Something that turns a [`GenerationRequest`] into a [`Generation`]: a
+/// provider adapter (or, later, an embedded model).
+///
+/// Both methods fail with a typed [`ProviderError`]: refusals, content
+/// filters, truncation and invalid JSON are errors, never generations, so
+/// unusable model text cannot reach a contract.
+pub trait Generator: Send + Sync + fmt::Debug {
+    /// The provider's name (`openai`, `azure`, `anthropic`, …).
+    fn provider(&self) -> &'static str;
+
+    /// The output this generator produces.
+    fn mode(&self) -> Mode;
+
+    /// Generates the whole output.
+    fn generate<'a>(
+        &'a self,
+        request: &'a GenerationRequest,
+    ) -> BoxFuture<'a, Result<Generation, ProviderError>>;
+
+    /// Starts a streamed generation; text arrives through
+    /// [`GenerationStream::next_delta`].
+    fn generate_stream<'a>(
+        &'a self,
+        request: &'a GenerationRequest,
+    ) -> BoxFuture<'a, Result<GenerationStream, ProviderError>>;
+}
+
+/// What a stream decoder knows at the end.
+#[derive(Debug, Clone)]
+pub(crate) struct StreamMeta {
+    pub request_id: Option<String>,
+    pub attempts: u32,
+    pub time_to_headers: Duration,
+    pub time_to_first_token: Option<Duration>,
+    pub total: Duration,
+}
+
+/// Provider-specific interpretation of stream events.
+pub(crate) trait StreamDecoder: Send {
+    /// Handles one event, appending any output text to `deltas`.
+    fn event(&mut self, event: &SseEvent, deltas: &mut Vec<String>) -> Result<(), ProviderError>;
+    /// Builds the generation (or the classified error) after the last event.
+    fn finish(self: Box<Self>, meta: StreamMeta) -> Result<Generation, ProviderError>;
+}
+
+/// A generation in progress: pull text deltas with
+/// [`next_delta`](GenerationStream::next_delta) until `None`, then
+/// [`finish`](GenerationStream::finish) for the checked [`Generation`].
+pub struct GenerationStream {
+    provider: &'static str,
+    response: reqwest::Response,
+    sse: SseDecoder,
+    decoder: Box<dyn StreamDecoder>,
+    ready: VecDeque<String>,
+    ended: bool,
+    request_id: Option<String>,
+    attempts: u32,
+    started: Instant,
+    time_to_headers: Duration,
+    first_token: Option<Duration>,
+}
+
+impl fmt::Debug for GenerationStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GenerationStream")
+            .field("provider", &self.provider)
+            .field("request_id", &self.request_id)
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GenerationStream {
+    pub(crate) fn new(
+        provider: &'static str,
+        sent: Sent,
+        decoder: Box<dyn StreamDecoder>,
+    ) -> GenerationStream {
+        GenerationStream {
+            provider,
+            response: sent.response,
+            sse: SseDecoder::default(),
+            decoder,
+            ready: VecDeque::new(),
+            ended: false,
+            request_id: sent.request_id,
+            attempts: sent.attempts,
+            started: sent.started,
+            time_to_headers: sent.time_to_headers,
+            first_token: None,
+        }
+    }
+
+    /// The provider's request ID.
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+
+    /// The next piece of output text, `None` at the end of the stream.
+    pub async fn next_delta(&mut self) -> Result<Option<String>, ProviderError> {
+        loop {
+            if let Some(d) = self.ready.pop_front() {
+                return Ok(Some(d));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            let events = match self.response.chunk().await {
+                Ok(Some(bytes)) => self.sse.feed(&bytes),
+                Ok(None) => {
+                    self.ended = true;
+                    self.sse.finish()
+                }
+                Err(e) => {
+                    return Err(body_error(
+                        self.provider,
+                        &e,
+                        self.request_id.clone(),
+                        self.attempts,
+                    ));
+                }
+            };
+            let mut deltas = Vec::new();
+            for ev in &events {
+                self.decoder
+                    .event(ev, &mut deltas)
+                    .map_err(|e| e.with_request_id(self.request_id.clone()))?;
+            }
+            for d in deltas.into_iter().filter(|d| !d.is_empty()) {
+                if self.first_token.is_none() {
+                    self.first_token = Some(self.started.elapsed());
+                }
+                self.ready.push_back(d);
+            }
+        }
+    }
+
+    /// Reads the rest of the stream and returns the checked generation (or
+    /// the classified error: refusal, truncation, invalid output, …).
+    pub async fn finish(mut self) -> Result<Generation, ProviderError> {
+        while self.next_delta().await?.is_some() {}
+        let meta = StreamMeta {
+            request_id: self.request_id.clone(),
+            attempts: self.attempts,
+            time_to_headers: self.time_to_headers,
+            time_to_first_token: self.first_token,
+            total: self.started.elapsed(),
+        };
+        self.decoder.finish(meta)
+    }
+}

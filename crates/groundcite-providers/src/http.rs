@@ -1,0 +1,399 @@
+//! The HTTP layer every adapter shares: connect and total timeouts, bounded
+//! retries with jittered exponential backoff that honour `Retry-After`, and
+//! error bodies kept (secrets scrubbed) with the request ID.
+
+use std::hash::{BuildHasher, Hasher};
+use std::time::{Duration, Instant};
+
+use reqwest::header::HeaderMap;
+
+use crate::error::{ErrorKind, ProviderError};
+use crate::secret::{SecretString, scrub};
+
+/// Retry policy for HTTP 429, 5xx and connection failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 disables retrying).
+    pub max_retries: u32,
+    /// First backoff; doubled on each retry.
+    pub base_delay: Duration,
+    /// Largest backoff without `Retry-After`.
+    pub max_delay: Duration,
+    /// Longest `Retry-After` honoured; a longer one ends the retries at once
+    /// (the error keeps it, so a caller can reschedule).
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(8),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Timeouts and retries of one provider client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// Time to establish a connection (TCP and TLS).
+    pub connect_timeout: Duration,
+    /// Time for one whole attempt, reading the body (or the stream) included.
+    pub timeout: Duration,
+    /// Retries.
+    pub retry: RetryPolicy,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// A client with the policy applied.
+#[derive(Debug, Clone)]
+pub(crate) struct Http {
+    client: reqwest::Client,
+    config: HttpConfig,
+}
+
+/// A successful (2xx) response, with what the caller needs for the trace.
+pub(crate) struct Sent {
+    pub response: reqwest::Response,
+    pub request_id: Option<String>,
+    pub attempts: u32,
+    pub started: Instant,
+    pub time_to_headers: Duration,
+}
+
+/// Largest error body kept.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+impl Http {
+    pub fn new(config: HttpConfig, provider: &'static str) -> Result<Http, ProviderError> {
+        // reqwest is built without a default crypto provider (no aws-lc C
+        // build); install ring once per process. An error means another
+        // provider is installed already, which is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.timeout)
+            .user_agent(concat!("groundcite/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| {
+                ProviderError::new(
+                    ErrorKind::Config,
+                    provider,
+                    format!("cannot build the HTTP client: {e}"),
+                )
+            })?;
+        Ok(Http { client, config })
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// Sends the request built by `build` (called once per attempt) and
+    /// retries 429, 5xx and connection failures under the policy. Timeouts
+    /// are not retried: the attempt already used the whole budget.
+    pub async fn send(
+        &self,
+        provider: &'static str,
+        build: impl Fn() -> reqwest::RequestBuilder,
+        request_id_headers: &[&str],
+        secrets: &[SecretString],
+    ) -> Result<Sent, ProviderError> {
+        let started = Instant::now();
+        let policy = self.config.retry;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let can_retry = attempt <= policy.max_retries;
+            match build().send().await {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let request_id = request_id(response.headers(), request_id_headers);
+                    if response.status().is_success() {
+                        return Ok(Sent {
+                            response,
+                            request_id,
+                            attempts: attempt,
+                            started,
+                            time_to_headers: started.elapsed(),
+                        });
+                    }
+                    let retry_after = retry_after(response.headers());
+                    let retryable = status == 429 || (500..600).contains(&status);
+                    if retryable && can_retry {
+                        match retry_after {
+                            Some(wait) if wait > policy.max_retry_after => {}
+                            Some(wait) => {
+                                drop(response);
+                                tokio::time::sleep(wait + jitter(wait / 10)).await;
+                                continue;
+                            }
+                            None => {
+                                drop(response);
+                                tokio::time::sleep(backoff(&policy, attempt)).await;
+                                continue;
+                            }
+                        }
+                    }
+                    let body = read_error_body(response).await;
+                    let body = scrub(&body, secrets);
+                    return Err(status_error(provider, status, body, request_id)
+                        .with_retry_after(retry_after)
+                        .with_attempts(attempt));
+                }
+                Err(e) => {
+                    if e.is_timeout() {
+                        return Err(ProviderError::new(
+                            ErrorKind::Timeout,
+                            provider,
+                            format!(
+                                "no complete response within the timeout ({}s total, {}s to connect)",
+                                self.config.timeout.as_secs_f64(),
+                                self.config.connect_timeout.as_secs_f64()
+                            ),
+                        )
+                        .with_attempts(attempt));
+                    }
+                    if can_retry {
+                        tokio::time::sleep(backoff(&policy, attempt)).await;
+                        continue;
+                    }
+                    return Err(ProviderError::new(
+                        ErrorKind::Connection,
+                        provider,
+                        format!("the connection failed: {}", describe(&e)),
+                    )
+                    .with_attempts(attempt));
+                }
+            }
+        }
+    }
+}
+
+/// Reads a successful response's body, mapping transport failures.
+pub(crate) async fn read_body(
+    sent: Sent,
+    provider: &'static str,
+) -> Result<(String, Option<String>, u32, Instant, Duration), ProviderError> {
+    let Sent {
+        response,
+        request_id,
+        attempts,
+        started,
+        time_to_headers,
+    } = sent;
+    let body = response
+        .text()
+        .await
+        .map_err(|e| body_error(provider, &e, request_id.clone(), attempts))?;
+    Ok((body, request_id, attempts, started, time_to_headers))
+}
+
+/// A failure while reading a body that had started.
+pub(crate) fn body_error(
+    provider: &'static str,
+    e: &reqwest::Error,
+    request_id: Option<String>,
+    attempts: u32,
+) -> ProviderError {
+    let kind = if e.is_timeout() {
+        ErrorKind::Timeout
+    } else {
+        ErrorKind::Connection
+    };
+    ProviderError::new(
+        kind,
+        provider,
+        format!("the response broke off: {}", describe(e)),
+    )
+    .with_request_id(request_id)
+    .with_attempts(attempts)
+}
+
+/// The error chain of a reqwest error, its URL shown without credentials
+/// or query values.
+fn describe(e: &reqwest::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    if let Some(url) = e.url() {
+        out = out.replace(url.as_str(), &crate::secret::redact_url(url));
+    }
+    out
+}
+
+fn status_error(
+    provider: &'static str,
+    status: u16,
+    body: String,
+    request_id: Option<String>,
+) -> ProviderError {
+    let provider_message = serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| {
+            let code = v
+                .pointer("/error/code")
+                .and_then(|c| c.as_str().map(str::to_string));
+            let msg = v
+                .pointer("/error/message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string);
+            Some((code, msg?))
+        });
+    let content_filter = provider_message
+        .as_ref()
+        .and_then(|(code, _)| code.as_deref())
+        .is_some_and(|c| c == "content_filter");
+    let kind = if content_filter {
+        ErrorKind::ContentFilter
+    } else if status == 429 {
+        ErrorKind::RateLimited
+    } else {
+        ErrorKind::Status
+    };
+    let mut message = match status {
+        429 => "rate limited".to_string(),
+        401 | 403 => "the credentials were rejected".to_string(),
+        s if s >= 500 => "the provider failed".to_string(),
+        _ => "the request was rejected".to_string(),
+    };
+    if content_filter {
+        message = "the content filter blocked the request".to_string();
+    }
+    if let Some((_, m)) = provider_message {
+        message.push_str(": ");
+        message.push_str(&truncate(&m, 300));
+    }
+    ProviderError::new(kind, provider, message)
+        .with_status(status)
+        .with_body(body)
+        .with_request_id(request_id)
+}
+
+async fn read_error_body(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = MAX_ERROR_BODY.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ERROR_BODY {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The first request-ID header present, in the provider's order.
+pub(crate) fn request_id(headers: &HeaderMap, names: &[&str]) -> Option<String> {
+    names.iter().find_map(|n| {
+        headers
+            .get(*n)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    })
+}
+
+/// `retry-after-ms` (OpenAI, Azure), else `retry-after` in seconds or as an
+/// HTTP date.
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let v = get("retry-after")?;
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)));
+    }
+    let when = jiff::fmt::rfc2822::parse(v).ok()?.timestamp();
+    let now = jiff::Timestamp::now();
+    let secs = when.as_second() - now.as_second();
+    Some(Duration::from_secs(secs.max(0).unsigned_abs()))
+}
+
+/// Exponential backoff with "equal jitter": half fixed, half random.
+fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
+    let exp = policy
+        .base_delay
+        .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+    let capped = exp.min(policy.max_delay);
+    capped / 2 + jitter(capped / 2)
+}
+
+/// A uniformly random duration in `[0, max]`, from the standard library's
+/// per-process random hasher keys (no RNG dependency needed for jitter).
+fn jitter(max: Duration) -> Duration {
+    if max.is_zero() {
+        return max;
+    }
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    let r = h.finish() as f64 / u64::MAX as f64;
+    max.mul_f64(r)
+}
+
+pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
+    match s.char_indices().nth(max_chars) {
+        Some((b, _)) => format!("{}…", &s[..b]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", HeaderValue::from_static("150"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"),
+        );
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn backoff_is_bounded_and_jittered() {
+        let p = RetryPolicy::default();
+        for attempt in 1..40 {
+            let d = backoff(&p, attempt);
+            assert!(d <= p.max_delay, "{attempt}: {d:?}");
+            let floor = p
+                .base_delay
+                .saturating_mul(1 << (attempt - 1).min(16))
+                .min(p.max_delay)
+                / 2;
+            assert!(d >= floor);
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! # groundcite-providers
+//!
+//! One generator abstraction over the model providers groundcite calls, with
+//! failure semantics identical across providers.
+//!
+//! ## Key types
+//! - [`Generator`]: `generate` a [`GenerationRequest`] into a [`Generation`],
+//!   or `generate_stream` it into a [`GenerationStream`] of text deltas.
+//! - [`GenerationRequest`]: system prompt, user content, the strict schema
+//!   ([`ResponseSchema`], the core's per-target dialect, or a caller's own
+//!   schema checked by the core's lint), chunks for native-citation modes,
+//!   limits.
+//! - [`Generation`]: the raw [`Output`] (JSON text, or an Anthropic message
+//!   with native citations), model, finish reason, usage, request ID, timings.
+//! - [`ProviderError`] / [`ErrorKind`]: refusal and content filter (R4),
+//!   truncation and invalid JSON (R3, schema-parsing errors), rate limits,
+//!   statuses, timeouts, connection failures, credentials; the raw body,
+//!   status, request ID and `Retry-After` are kept.
+//! - Adapters: [`ChatCompletions`] (OpenAI, OpenAI-compatible servers with
+//!   [`Quirks`], and Azure OpenAI through [`azure::azure_openai`]) and
+//!   [`Anthropic`] (structured or native citations).
+//! - [`SecretString`]: keys and tokens redacted from every `Debug`/`Display`;
+//!   [`env`]: every environment variable read, in one place.
+//! - [`HttpConfig`] / [`RetryPolicy`]: connect and total timeouts; bounded,
+//!   jittered retries of 429 and 5xx that honour `Retry-After`.
+//! - [`replay`]: test support, a local server replaying recorded exchanges.
+//!
+//! ## Example
+//! ```no_run
+//! use groundcite_core::{Chunk, ChunkSet, schema::Target};
+//! use groundcite_providers::{ChatCompletions, GenerationRequest, Generator, HttpConfig, SecretString};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let chunks = ChunkSet::new(vec![Chunk {
+//!     chunk_id: "refunds#1".into(),
+//!     content: "Refunds are available within 30 days of purchase.".into(),
+//!     source_title: None, source_url: None, page_number: None, score: None,
+//! }])?;
+//! let openai = ChatCompletions::openai(
+//!     "https://api.openai.com/v1".parse()?,
+//!     SecretString::new(std::env::var("OPENAI_API_KEY")?),
+//!     "gpt-4o-2024-08-06".into(),
+//!     HttpConfig::default(),
+//! )?;
+//! let request = GenerationRequest::grounded(&chunks, "How long do I have?", Target::OpenAi);
+//! let generation = openai.generate(&request).await?;
+//! println!("{:?}", generation.output);
+//! # Ok(()) }
+//! ```
+
+mod anthropic;
+pub mod azure;
+pub mod env;
+mod error;
+mod generator;
+mod http;
+mod openai;
+pub mod replay;
+mod secret;
+mod sse;
+mod types;
+
+pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicMode};
+pub use error::{ErrorKind, ProviderError};
+pub use generator::{BoxFuture, GenerationStream, Generator, Mode};
+pub use http::{HttpConfig, RetryPolicy};
+pub use openai::{
+    ChatAuth, ChatCompletions, CompatServer, OPENAI_BASE_URL, Quirks, ResponseFormatShape,
+    TokenLimitField, parse_base_url,
+};
+pub use secret::{SecretString, redact_url};
+pub use types::{
+    DEFAULT_MAX_TOKENS, FinishReason, Generation, GenerationRequest, NATIVE_SYSTEM_PROMPT,
+    NativeSources, Output, ResponseSchema, Timings, Usage,
+};

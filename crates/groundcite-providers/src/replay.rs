@@ -1,0 +1,514 @@
+//! Test support: a local HTTP/1.1 server that replays recorded wire
+//! exchanges and asserts every request against its recording.
+//!
+//! A cassette (`testdata/providers/<provider>/<case>.json`) lists the
+//! exchanges in the order they must happen. For each request the server
+//! checks the method, the path, the query (exactly), the recorded headers
+//! (exact values; `absent_headers` must not be sent) and the body (JSON equal
+//! to the recording, or form fields equal); any difference is recorded as a
+//! failure and answered with HTTP 418 so the client fails too. Expectations
+//! are never loosened to make a test pass: fix the code or re-record.
+//!
+//! Responses replay status, headers and a JSON body, a text body or
+//! Server-Sent Events (written in separate TCP writes, optionally split
+//! mid-event), or misbehave on purpose: `hang` (no answer until the client
+//! times out), `reset` (TCP reset, after the events if any), `close`.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// A recorded conversation with a provider, plus the test's input and the
+/// expected outcome (free-form JSON the test interprets).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cassette {
+    /// What the case shows.
+    pub description: String,
+    /// The test's input (question, chunk file, options).
+    #[serde(default)]
+    pub input: Value,
+    /// The expected outcome.
+    #[serde(default)]
+    pub expect: Value,
+    /// The exchanges, in order.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// One request and the response to it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exchange {
+    /// What the client must send.
+    pub request: ExpectedRequest,
+    /// What the server answers.
+    pub response: RecordedResponse,
+}
+
+/// The request a client must send.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedRequest {
+    /// HTTP method.
+    pub method: String,
+    /// Path, without the query.
+    pub path: String,
+    /// Query parameters, exactly (none when absent).
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Headers that must be sent with exactly these values (names in lower case).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Headers that must not be sent.
+    #[serde(default)]
+    pub absent_headers: Vec<String>,
+    /// The JSON body, exactly.
+    #[serde(default)]
+    pub body: Option<Value>,
+    /// A file (relative to the cassette) holding the JSON body, exactly;
+    /// shared by the cases of a provider that send the same request.
+    #[serde(default)]
+    pub body_file: Option<String>,
+    /// Form fields of an `application/x-www-form-urlencoded` body, exactly.
+    #[serde(default)]
+    pub form: Option<BTreeMap<String, String>>,
+}
+
+/// Deliberate misbehaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Read the request, then send nothing for `delay_ms`.
+    Hang,
+    /// Reset the connection (after the SSE events, if any).
+    Reset,
+    /// Close the connection without a response.
+    Close,
+}
+
+/// What the server answers.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedResponse {
+    /// Status code.
+    #[serde(default = "ok")]
+    pub status: u16,
+    /// Response headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// A JSON body.
+    #[serde(default)]
+    pub body: Option<Value>,
+    /// A text body, sent as is.
+    #[serde(default)]
+    pub body_text: Option<String>,
+    /// Server-Sent Events, each the text of one event without its blank line.
+    #[serde(default)]
+    pub sse: Option<Vec<String>>,
+    /// Write each event in two halves (split in the middle).
+    #[serde(default)]
+    pub split_events: bool,
+    /// Delay before answering (or, with `hang`, how long to hang).
+    #[serde(default)]
+    pub delay_ms: u64,
+    /// Misbehaviour.
+    #[serde(default)]
+    pub action: Option<Action>,
+}
+
+fn ok() -> u16 {
+    200
+}
+
+impl Cassette {
+    /// Loads a cassette, resolving `body_file`s relative to it.
+    pub fn load(path: &Path) -> Result<Cassette, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut c: Cassette = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a cassette: {e}", path.display()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for ex in &mut c.exchanges {
+            if let Some(f) = ex.request.body_file.take() {
+                if ex.request.body.is_some() {
+                    return Err(format!("{}: both body and body_file", path.display()));
+                }
+                let p: PathBuf = dir.join(&f);
+                let t = std::fs::read_to_string(&p)
+                    .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                ex.request.body = Some(
+                    serde_json::from_str(&t)
+                        .map_err(|e| format!("{}: not JSON: {e}", p.display()))?,
+                );
+            }
+        }
+        Ok(c)
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    exchanges: Vec<Exchange>,
+    next: usize,
+    failures: Vec<String>,
+}
+
+/// A running replay server on `127.0.0.1` with its own thread and runtime,
+/// usable from synchronous and asynchronous tests alike. Dropping it stops it.
+#[derive(Debug)]
+pub struct ReplayServer {
+    addr: std::net::SocketAddr,
+    state: Arc<Mutex<State>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ReplayServer {
+    /// Starts a server that expects `exchanges` in order.
+    pub fn start(exchanges: Vec<Exchange>) -> io::Result<ReplayServer> {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+        let state = Arc::new(Mutex::new(State {
+            exchanges,
+            ..State::default()
+        }));
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let st = Arc::clone(&state);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()?;
+        let thread = std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let Ok(listener) = TcpListener::from_std(std_listener) else {
+                    return;
+                };
+                tokio::select! {
+                    _ = rx => {}
+                    _ = accept_loop(listener, st) => {}
+                }
+            });
+        });
+        Ok(ReplayServer {
+            addr,
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Starts a server for a cassette's exchanges.
+    pub fn for_cassette(c: &Cassette) -> io::Result<ReplayServer> {
+        ReplayServer::start(c.exchanges.clone())
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Requests received so far.
+    pub fn served(&self) -> usize {
+        self.state.lock().map_or(0, |s| s.next)
+    }
+
+    /// Every mismatch so far, plus any exchange that never happened.
+    pub fn problems(&self) -> Vec<String> {
+        let Ok(s) = self.state.lock() else {
+            return vec!["the replay server's state is poisoned".into()];
+        };
+        let mut out = s.failures.clone();
+        if s.next < s.exchanges.len() {
+            out.push(format!(
+                "only {} of {} recorded exchanges happened",
+                s.next,
+                s.exchanges.len()
+            ));
+        }
+        out
+    }
+}
+
+impl Drop for ReplayServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, state: Arc<Mutex<State>>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let st = Arc::clone(&state);
+        tokio::spawn(async move {
+            let _ = serve(stream, st).await;
+        });
+    }
+}
+
+struct Received {
+    method: String,
+    target: String,
+    headers: BTreeMap<String, String>,
+    body: Vec<u8>,
+}
+
+async fn read_request(stream: &mut TcpStream) -> io::Result<Option<Received>> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 8192];
+    let head_end = loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p;
+        }
+        let n = stream.read(&mut tmp).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let request_line = lines.next().unwrap_or_default();
+    let mut parts = request_line.split(' ');
+    let method = parts.next().unwrap_or_default().to_string();
+    let target = parts.next().unwrap_or_default().to_string();
+    let mut headers = BTreeMap::new();
+    for line in lines {
+        if let Some((k, v)) = line.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    let mut body = buf[head_end + 4..].to_vec();
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    while body.len() < len {
+        let n = stream.read(&mut tmp).await?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&tmp[..n]);
+    }
+    Ok(Some(Received {
+        method,
+        target,
+        headers,
+        body,
+    }))
+}
+
+/// Differences between a received request and its recording.
+fn compare(expected: &ExpectedRequest, got: &Received) -> Vec<String> {
+    let mut diffs = Vec::new();
+    if !expected.method.eq_ignore_ascii_case(&got.method) {
+        diffs.push(format!(
+            "method {} != recorded {}",
+            got.method, expected.method
+        ));
+    }
+    let (path, query) = got.target.split_once('?').unwrap_or((&got.target, ""));
+    if path != expected.path {
+        diffs.push(format!("path {path} != recorded {}", expected.path));
+    }
+    let query: BTreeMap<String, String> = url::form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    if query != expected.query {
+        diffs.push(format!("query {query:?} != recorded {:?}", expected.query));
+    }
+    for (k, v) in &expected.headers {
+        match got.headers.get(&k.to_ascii_lowercase()) {
+            Some(actual) if actual == v => {}
+            Some(_) => diffs.push(format!("header {k} differs from the recording")),
+            None => diffs.push(format!("header {k} missing")),
+        }
+    }
+    for k in &expected.absent_headers {
+        if got.headers.contains_key(&k.to_ascii_lowercase()) {
+            diffs.push(format!("header {k} must not be sent"));
+        }
+    }
+    match (&expected.body, &expected.form) {
+        (Some(want), _) => match serde_json::from_slice::<Value>(&got.body) {
+            Ok(actual) if &actual == want => {}
+            Ok(actual) => diffs.push(format!(
+                "JSON body differs from the recording:\n  got:      {actual}\n  recorded: {want}"
+            )),
+            Err(e) => diffs.push(format!("body is not JSON: {e}")),
+        },
+        (None, Some(want)) => {
+            let actual: BTreeMap<String, String> = url::form_urlencoded::parse(&got.body)
+                .into_owned()
+                .collect();
+            if &actual != want {
+                let keys: Vec<_> = actual.keys().collect();
+                diffs.push(format!(
+                    "form body differs from the recording (fields sent: {keys:?})"
+                ));
+            }
+        }
+        (None, None) => {
+            if !got.body.is_empty() {
+                diffs.push(format!("unexpected body of {} bytes", got.body.len()));
+            }
+        }
+    }
+    diffs
+}
+
+async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) -> io::Result<()> {
+    let Some(req) = read_request(&mut stream).await? else {
+        return Ok(());
+    };
+    let exchange = {
+        let Ok(mut s) = state.lock() else {
+            return Ok(());
+        };
+        let i = s.next;
+        s.next += 1;
+        match s.exchanges.get(i).cloned() {
+            Some(ex) => {
+                let diffs = compare(&ex.request, &req);
+                if diffs.is_empty() {
+                    Some(ex)
+                } else {
+                    s.failures.push(format!(
+                        "request {} ({} {}):\n{}",
+                        i + 1,
+                        req.method,
+                        req.target,
+                        diffs.join("\n")
+                    ));
+                    None
+                }
+            }
+            None => {
+                let recorded = s.exchanges.len();
+                s.failures.push(format!(
+                    "unexpected request {} ({} {}): only {recorded} recorded",
+                    i + 1,
+                    req.method,
+                    req.target,
+                ));
+                None
+            }
+        }
+    };
+    let Some(ex) = exchange else {
+        let body = "request does not match the recording";
+        let resp = format!(
+            "HTTP/1.1 418 I'm a teapot\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(resp.as_bytes()).await?;
+        return stream.shutdown().await;
+    };
+    let r = ex.response;
+    if r.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(r.delay_ms)).await;
+    }
+    match r.action {
+        Some(Action::Hang) => return Ok(()),
+        Some(Action::Close) => return Ok(()),
+        Some(Action::Reset) if r.sse.is_none() => {
+            reset(stream);
+            return Ok(());
+        }
+        _ => {}
+    }
+    let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, reason(r.status));
+    let content_type = if r.sse.is_some() {
+        "text/event-stream"
+    } else if r.body.is_some() {
+        "application/json"
+    } else {
+        "text/plain"
+    };
+    if !r
+        .headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("content-type"))
+    {
+        head.push_str(&format!("content-type: {content_type}\r\n"));
+    }
+    for (k, v) in &r.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("connection: close\r\n");
+    if let Some(events) = &r.sse {
+        head.push_str("transfer-encoding: chunked\r\n\r\n");
+        stream.write_all(head.as_bytes()).await?;
+        for ev in events {
+            let text = format!("{ev}\n\n");
+            let parts: Vec<&[u8]> = if r.split_events && text.len() > 1 {
+                let mut mid = text.len() / 2;
+                while !text.is_char_boundary(mid) {
+                    mid += 1;
+                }
+                vec![&text.as_bytes()[..mid], &text.as_bytes()[mid..]]
+            } else {
+                vec![text.as_bytes()]
+            };
+            for p in parts {
+                stream
+                    .write_all(format!("{:x}\r\n", p.len()).as_bytes())
+                    .await?;
+                stream.write_all(p).await?;
+                stream.write_all(b"\r\n").await?;
+                stream.flush().await?;
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        }
+        if r.action == Some(Action::Reset) {
+            reset(stream);
+            return Ok(());
+        }
+        stream.write_all(b"0\r\n\r\n").await?;
+    } else {
+        let body = match (&r.body, &r.body_text) {
+            (Some(v), _) => v.to_string(),
+            (None, Some(t)) => t.clone(),
+            (None, None) => String::new(),
+        };
+        head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(body.as_bytes()).await?;
+    }
+    stream.flush().await?;
+    stream.shutdown().await
+}
+
+/// Closes with a TCP reset (SO_LINGER 0).
+fn reset(stream: TcpStream) {
+    #[allow(deprecated)]
+    let _ = stream.set_linger(Some(Duration::ZERO));
+    drop(stream);
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        529 => "Overloaded",
+        _ => "Status",
+    }
+}

@@ -1,7 +1,7 @@
 //! `groundcite verify`: one answer, or a JSON Lines batch in constant memory.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -133,14 +133,18 @@ struct BatchLine {
     model: Option<String>,
 }
 
-/// Lines per unit of work: large enough to amortise channel traffic, small
-/// enough to keep memory constant.
-const BLOCK_LINES: usize = 64;
+/// Bytes per unit of work (whole lines; a longer line makes a longer block):
+/// large enough to amortise channel traffic, small enough to keep memory
+/// constant.
+const BLOCK_BYTES: usize = 1 << 20;
+/// Bytes asked of the input per read.
+const READ_BYTES: usize = 256 << 10;
 
+/// Whole lines of input (each ending in `\n`, but possibly the file's last).
 struct Block {
     seq: u64,
     first_line: usize,
-    lines: Vec<Vec<u8>>,
+    bytes: Vec<u8>,
 }
 
 struct Done {
@@ -206,44 +210,61 @@ fn run_batch(path: &str, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn read_blocks(
-    reader: Box<dyn Read + Send>,
+    mut reader: Box<dyn Read + Send>,
     name: &str,
     tx: std::sync::mpsc::SyncSender<Block>,
 ) -> Result<(), BadInput> {
-    let mut reader = BufReader::with_capacity(1 << 20, reader);
     let mut seq = 0;
-    let mut line_no = 0;
-    loop {
-        let first_line = line_no + 1;
-        let mut lines = Vec::with_capacity(BLOCK_LINES);
-        while lines.len() < BLOCK_LINES {
-            let mut buf = Vec::new();
-            let n = reader.read_until(b'\n', &mut buf).map_err(|e| BadInput {
-                line: Some(line_no + 1),
-                ..BadInput::new(name, format!("cannot read: {e}"))
-            })?;
-            if n == 0 {
-                break;
-            }
-            line_no += 1;
-            lines.push(buf);
+    let mut first_line = 1;
+    let mut carry: Vec<u8> = Vec::new();
+    let mut eof = false;
+    while !eof || !carry.is_empty() {
+        let mut buf = std::mem::take(&mut carry);
+        buf.reserve(BLOCK_BYTES);
+        let mut has_newline = memchr::memchr(b'\n', &buf).is_some();
+        // Fill up to a block, and past it until a line ends (long lines).
+        while !eof && (buf.len() < BLOCK_BYTES || !has_newline) {
+            let old = buf.len();
+            buf.resize(old + READ_BYTES, 0);
+            let n = loop {
+                match reader.read(&mut buf[old..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        return Err(BadInput {
+                            line: Some(first_line),
+                            ..BadInput::new(name, format!("cannot read: {e}"))
+                        });
+                    }
+                }
+            };
+            buf.truncate(old + n);
+            eof = n == 0;
+            has_newline = has_newline || memchr::memchr(b'\n', &buf[old..]).is_some();
         }
-        if lines.is_empty() {
-            return Ok(());
+        let cut = if eof {
+            buf.len()
+        } else {
+            memchr::memrchr(b'\n', &buf).map_or(buf.len(), |p| p + 1)
+        };
+        carry = buf.split_off(cut);
+        if buf.is_empty() {
+            continue;
         }
-        if tx
-            .send(Block {
-                seq,
-                first_line,
-                lines,
-            })
-            .is_err()
-        {
+        let lines = memchr::memchr_iter(b'\n', &buf).count() + usize::from(!buf.ends_with(b"\n"));
+        let block = Block {
+            seq,
+            first_line,
+            bytes: buf,
+        };
+        if tx.send(block).is_err() {
             // The writer stopped (e.g. a closed pipe); nothing more to do.
             return Ok(());
         }
         seq += 1;
+        first_line += lines;
     }
+    Ok(())
 }
 
 fn worker(
@@ -260,9 +281,14 @@ fn worker(
             Err(_) => return,
         };
         let Ok(block) = block else { return };
-        let mut output = Vec::with_capacity(block.lines.iter().map(Vec::len).sum::<usize>() / 2);
+        let mut output = Vec::with_capacity(block.bytes.len() / 2);
         let mut bad = Vec::new();
-        for (i, raw) in block.lines.iter().enumerate() {
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', &block.bytes).map(|p| p + 1);
+        let ends = ends.chain((!block.bytes.ends_with(b"\n")).then_some(block.bytes.len()));
+        for (i, end) in ends.enumerate() {
+            let raw = &block.bytes[start..end];
+            start = end;
             let line_no = block.first_line + i;
             match process_line(raw, line_no, name, rules, model) {
                 Ok(None) => {}
@@ -305,13 +331,13 @@ fn process_line(
     rules: Rules,
     model: Option<&str>,
 ) -> Result<Option<Contract>, BadInput> {
-    // Fast path: serde_json validates UTF-8 while it parses; only a failure
-    // pays for a separate UTF-8 check and path tracking, to name the error.
+    // Fast path (see `parse_fast`); only a failure pays for path tracking,
+    // to name the error precisely.
     let trimmed = raw.strip_suffix(b"\n").unwrap_or(raw);
     let parsed = if trimmed.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
-        serde_json::from_slice::<BatchLine>(trimmed).ok()
+        parse_fast(trimmed)
     };
     let line = match parsed {
         Some(line) => line,
@@ -321,6 +347,81 @@ fn process_line(
         },
     };
     verify_line(line, line_no, name, rules, model).map(Some)
+}
+
+/// A batch line whose chunk contents are left undecoded.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LazyBatchLine<'a> {
+    #[serde(default)]
+    question: Option<String>,
+    #[serde(borrow)]
+    chunks: Vec<LazyChunk<'a>>,
+    answer: GroundedAnswer,
+    #[serde(default)]
+    trace_id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+/// [`Chunk`] with its content as raw JSON (unknown fields ignored, as there).
+#[derive(Debug, Deserialize)]
+struct LazyChunk<'a> {
+    chunk_id: String,
+    #[serde(borrow)]
+    content: &'a serde_json::value::RawValue,
+    #[serde(default)]
+    source_title: Option<String>,
+    #[serde(default)]
+    source_url: Option<String>,
+    #[serde(default)]
+    page_number: Option<u32>,
+    #[serde(default)]
+    score: Option<f64>,
+}
+
+/// Parses a batch line, decoding only the contents of the chunks the answer
+/// cites: the others are never read again (sources list cited chunks only),
+/// so they are checked to be JSON strings but not copied. A content with a
+/// `\u` escape is decoded anyway, so that invalid escapes (lone surrogates)
+/// are rejected whether or not the chunk is cited. `None` means "take the
+/// slow path", which reports the error.
+fn parse_fast(line: &[u8]) -> Option<BatchLine> {
+    let text = std::str::from_utf8(line).ok()?;
+    let lazy: LazyBatchLine<'_> = serde_json::from_str(text).ok()?;
+    let cited: std::collections::HashSet<&str> = lazy
+        .answer
+        .claims
+        .iter()
+        .flat_map(|c| c.citations.iter().map(|x| x.chunk_id.as_str()))
+        .collect();
+    let mut chunks = Vec::with_capacity(lazy.chunks.len());
+    for c in lazy.chunks {
+        let raw = c.content.get();
+        if !raw.starts_with('"') {
+            return None;
+        }
+        let content = if cited.contains(c.chunk_id.as_str()) || raw.contains("\\u") {
+            serde_json::from_str::<String>(raw).ok()?
+        } else {
+            String::new()
+        };
+        chunks.push(Chunk {
+            chunk_id: c.chunk_id,
+            content,
+            source_title: c.source_title,
+            source_url: c.source_url,
+            page_number: c.page_number,
+            score: c.score,
+        });
+    }
+    Some(BatchLine {
+        question: lazy.question,
+        chunks,
+        answer: lazy.answer,
+        trace_id: lazy.trace_id,
+        model: lazy.model,
+    })
 }
 
 /// Parses a batch line that the fast path rejected, for a precise error;

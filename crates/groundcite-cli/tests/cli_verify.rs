@@ -370,6 +370,22 @@ fn batch_preserves_order_and_marks_bad_lines_in_place() {
     settings().bind(|| insta::assert_snapshot!(err));
 }
 
+/// Chunks the answer does not cite are validated as strictly as cited ones.
+#[test]
+fn batch_rejects_bad_content_in_uncited_chunks() {
+    let answer = r#"{"answerable": true, "claims": [{"text": "ok", "citations": [{"chunk_id": "c1", "quote": "refunds"}]}]}"#;
+    for (content, needle) in [("42", "expected a string"), (r#""\ud800 lone""#, "hex escape")] {
+        let line = format!(
+            r#"{{"chunks": [{{"chunk_id": "c1", "content": "refunds"}}, {{"chunk_id": "c2", "content": {content}}}], "answer": {answer}}}"#
+        );
+        let out = groundcite(&["verify", "--batch", "-"], Some(format!("{line}\n").as_bytes()));
+        assert_eq!(out.status.code(), Some(2), "{content}");
+        let err = text(&out.stderr);
+        assert!(err.contains(needle), "{content}: {err}");
+        assert!(err.contains("chunks[1].content"), "{content}: {err}");
+    }
+}
+
 #[test]
 fn batch_from_stdin() {
     let good = r#"{"answerable": false, "claims": []}"#;

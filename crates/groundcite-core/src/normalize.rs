@@ -300,11 +300,22 @@ impl Normalizer {
                 i += 1;
                 continue;
             }
-            // Fast path: a run of ASCII that is not white space folds byte
-            // for byte, each byte its own unit.
+            // Fast path: a stretch of ASCII words separated by single spaces
+            // folds byte for byte (each byte its own unit), so it is copied,
+            // lowercased and mapped in bulk.
             if b.is_ascii() {
                 let start = i;
-                while i < bytes.len() && bytes[i].is_ascii() && !is_ascii_space(bytes[i]) {
+                loop {
+                    while i < bytes.len() && bytes[i].is_ascii() && !is_ascii_space(bytes[i]) {
+                        i += 1;
+                    }
+                    let single_space = i + 1 < bytes.len()
+                        && bytes[i] == b' '
+                        && bytes[i + 1].is_ascii()
+                        && !is_ascii_space(bytes[i + 1]);
+                    if !single_space {
+                        break;
+                    }
                     i += 1;
                 }
                 self.emit_ascii_run(&original[start..i], start as u32);
@@ -385,7 +396,8 @@ impl Normalizer {
         }
     }
 
-    /// Emits an ASCII run without white space starting at original byte `at`.
+    /// Emits an ASCII run starting at original byte `at`: no white space but
+    /// single interior spaces, which map to themselves.
     fn emit_ascii_run(&mut self, run: &str, at: u32) {
         self.flush_space();
         let from = self.text.len();

@@ -71,8 +71,8 @@ mod verify;
 
 pub use contract::{
     CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, MAX_TRACE_ID_LEN, Provenance,
-    QuantityFinding,
-    Refusal, RefusalCode, Source, Warning, WarningCode, safe_source_url, validate_trace_id,
+    QuantityFinding, Refusal, RefusalCode, Source, Warning, WarningCode, safe_source_url,
+    validate_trace_id,
 };
 pub use error::InputError;
 pub use model::{Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN};
@@ -81,4 +81,6 @@ pub use normalize::{
     Span, find_quote, find_quote_in, normalize,
 };
 pub use render::render_text;
-pub use verify::{CitationRef, ClaimOutcome, ClaimPolicy, Verifier, VerifyStats, verify, verify_with};
+pub use verify::{
+    CitationRef, ClaimOutcome, ClaimPolicy, Verifier, VerifyStats, verify, verify_with,
+};

@@ -11,9 +11,9 @@ use crate::contract::{
     CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, Provenance, QuantityFinding,
     RefusalCode, Source, Warning, WarningCode, safe_source_url,
 };
-use crate::quantity;
 use crate::model::{ChunkSet, Claim, GroundedAnswer};
 use crate::normalize::{LazyNormalized, MatchKind, MatchProfile, QuoteVerdict, find_quote_in};
+use crate::quantity;
 
 /// Verifies `answer` against the retrieved `chunks` and builds contract v1,
 /// under the default (strict) claim policy.

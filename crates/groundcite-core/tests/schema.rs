@@ -22,7 +22,6 @@ fn fixture_text() -> String {
         .expect("SDK fixture is readable")
 }
 
-
 fn ids(n: usize, width: usize) -> Vec<String> {
     (0..n).map(|i| format!("{i:0width$}")).collect()
 }

@@ -4,78 +4,11 @@
 // Test helpers outside #[test] functions unwrap too: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
 
-fn groundcite(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_groundcite"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        // The child may exit before reading everything (bad input); ignore EPIPE.
-        let _ = pipe.write_all(bytes);
-    }
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Temporary files for one test, removed on drop.
-struct Tmp(PathBuf);
-impl Tmp {
-    fn new(name: &str) -> Tmp {
-        let dir =
-            std::env::temp_dir().join(format!("groundcite-cli-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Tmp(dir)
-    }
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-}
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn settings() -> insta::Settings {
-    let mut s = insta::Settings::clone_current();
-    s.add_filter(
-        r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}",
-        "[uuidv7]",
-    );
-    s.add_filter(
-        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z",
-        "[timestamp]",
-    );
-    s.add_filter(r"/tmp/groundcite-cli-\d+-", "[tmp]/");
-    s
-}
-
-fn schema_validator() -> jsonschema::Validator {
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(repo().join("schemas/contract-v1.schema.json")).unwrap(),
-    )
-    .unwrap();
-    jsonschema::validator_for(&schema).unwrap()
-}
+use common::{Tmp, groundcite, repo, schema_validator, settings, text};
 
 const CHUNKS: &str = "examples/refunds/chunks.json";
 const ANSWER: &str = "examples/refunds/answer.json";
@@ -374,11 +307,17 @@ fn batch_preserves_order_and_marks_bad_lines_in_place() {
 #[test]
 fn batch_rejects_bad_content_in_uncited_chunks() {
     let answer = r#"{"answerable": true, "claims": [{"text": "ok", "citations": [{"chunk_id": "c1", "quote": "refunds"}]}]}"#;
-    for (content, needle) in [("42", "expected a string"), (r#""\ud800 lone""#, "hex escape")] {
+    for (content, needle) in [
+        ("42", "expected a string"),
+        (r#""\ud800 lone""#, "hex escape"),
+    ] {
         let line = format!(
             r#"{{"chunks": [{{"chunk_id": "c1", "content": "refunds"}}, {{"chunk_id": "c2", "content": {content}}}], "answer": {answer}}}"#
         );
-        let out = groundcite(&["verify", "--batch", "-"], Some(format!("{line}\n").as_bytes()));
+        let out = groundcite(
+            &["verify", "--batch", "-"],
+            Some(format!("{line}\n").as_bytes()),
+        );
         assert_eq!(out.status.code(), Some(2), "{content}");
         let err = text(&out.stderr);
         assert!(err.contains(needle), "{content}: {err}");

@@ -5,7 +5,7 @@
 // Test helpers outside #[test] functions unwrap too: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use groundcite_core::{
     Chunk, ChunkSet, ClaimPolicy, GroundedAnswer, MatchKind, MatchProfile, Provenance,
@@ -14,9 +14,8 @@ use groundcite_core::{
 use serde::Deserialize;
 use serde_json::Value;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{check_contract, contract_validator, repo_root};
 
 fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(repo_root().join(dir))
@@ -27,14 +26,6 @@ fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
     v.sort();
     assert!(!v.is_empty(), "no {ext} files in {dir}");
     v
-}
-
-fn contract_validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo_root().join("schemas/contract-v1.schema.json")).unwrap(),
-    )
-    .unwrap();
-    jsonschema::validator_for(&schema).unwrap()
 }
 
 #[derive(Deserialize)]
@@ -105,32 +96,6 @@ struct VerifyCase {
     expect: Value,
 }
 
-/// Every key of `expected` must equal the same key in `actual` (recursively
-/// for objects; arrays must have equal length). Extra keys in `actual` are fine.
-fn assert_subset(expected: &Value, actual: &Value, at: &str) {
-    match (expected, actual) {
-        (Value::Object(e), Value::Object(a)) => {
-            for (k, ev) in e {
-                let av = a
-                    .get(k)
-                    .unwrap_or_else(|| panic!("{at}.{k} missing in {actual}"));
-                assert_subset(ev, av, &format!("{at}.{k}"));
-            }
-        }
-        (Value::Array(e), Value::Array(a)) => {
-            assert_eq!(
-                e.len(),
-                a.len(),
-                "{at}: length differs: expected {expected}, got {actual}"
-            );
-            for (i, (ev, av)) in e.iter().zip(a).enumerate() {
-                assert_subset(ev, av, &format!("{at}[{i}]"));
-            }
-        }
-        _ => assert_eq!(expected, actual, "{at}"),
-    }
-}
-
 #[test]
 fn verify_cases() {
     let validator = contract_validator();
@@ -159,56 +124,7 @@ fn verify_cases() {
             if let Err(e) = validator.validate(&actual) {
                 panic!("{ctx}: contract violates the schema: {e}\n{actual:#}");
             }
-            let mut expect = case.expect.clone();
-            let obj = expect.as_object_mut().unwrap();
-            // Translate the compact expectation format.
-            if let Some(code) = obj.remove("refusal") {
-                let got = actual["refusal"]
-                    .get("code")
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                assert_eq!(code, got, "{ctx}: refusal code\n{actual:#}");
-            }
-            for claim in obj
-                .get_mut("claims")
-                .and_then(Value::as_array_mut)
-                .into_iter()
-                .flatten()
-            {
-                for cit in claim
-                    .get_mut("citations")
-                    .and_then(Value::as_array_mut)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(Value::Array(s)) = cit.get("span").cloned() {
-                        cit["span"] = serde_json::json!({"start": s[0], "end": s[1]});
-                    }
-                }
-            }
-            let warnings = obj.remove("warnings");
-            assert_subset(&expect, &actual, &ctx);
-            if let Some(Value::Array(ws)) = warnings {
-                let got = actual["warnings"].as_array().unwrap();
-                assert_eq!(
-                    ws.len(),
-                    got.len(),
-                    "{ctx}: warnings\n{:#}",
-                    actual["warnings"]
-                );
-                for (w, g) in ws.iter().zip(got) {
-                    let mut w = w.clone();
-                    let wo = w.as_object_mut().unwrap();
-                    let msg = g["message"].as_str().unwrap();
-                    if let Some(Value::String(s)) = wo.remove("message_contains") {
-                        assert!(msg.contains(&s), "{ctx}: {msg:?} lacks {s:?}");
-                    }
-                    if let Some(Value::String(s)) = wo.remove("message_lacks") {
-                        assert!(!msg.contains(&s), "{ctx}: {msg:?} contains {s:?}");
-                    }
-                    assert_subset(&w, g, &ctx);
-                }
-            }
+            check_contract(&case.expect, &actual, &ctx);
             // The invariant, on every verified citation.
             for claim in &contract.claims {
                 for cit in &claim.citations {

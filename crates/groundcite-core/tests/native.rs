@@ -4,7 +4,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
 
 use groundcite_core::native::{SourceLayout, anthropic, bedrock};
 use groundcite_core::{
@@ -13,12 +12,11 @@ use groundcite_core::{
 use serde::Deserialize;
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{check_contract, contract_validator, repo_root};
 
 fn read(rel: &str) -> String {
-    std::fs::read_to_string(root().join("testdata/native").join(rel))
+    std::fs::read_to_string(repo_root().join("testdata/native").join(rel))
         .unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
@@ -40,14 +38,6 @@ fn provenance() -> Provenance {
     }
 }
 
-fn validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schemas/contract-v1.schema.json")).unwrap(),
-    )
-    .unwrap();
-    jsonschema::validator_for(&schema).unwrap()
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Case {
@@ -58,62 +48,6 @@ struct Case {
     #[serde(default)]
     request: Option<String>,
     expect: Value,
-}
-
-fn assert_subset(expected: &Value, actual: &Value, at: &str) {
-    match (expected, actual) {
-        (Value::Object(e), Value::Object(a)) => {
-            for (k, ev) in e {
-                let av = a
-                    .get(k)
-                    .unwrap_or_else(|| panic!("{at}.{k} missing in {actual}"));
-                assert_subset(ev, av, &format!("{at}.{k}"));
-            }
-        }
-        (Value::Array(e), Value::Array(a)) => {
-            assert_eq!(
-                e.len(),
-                a.len(),
-                "{at}: length differs: expected {expected:#}, got {actual:#}"
-            );
-            for (i, (ev, av)) in e.iter().zip(a).enumerate() {
-                assert_subset(ev, av, &format!("{at}[{i}]"));
-            }
-        }
-        _ => assert_eq!(expected, actual, "{at}"),
-    }
-}
-
-fn check(expect: &Value, actual: &Value, ctx: &str) {
-    let mut expect = expect.clone();
-    let obj = expect.as_object_mut().unwrap();
-    if let Some(code) = obj.remove("refusal") {
-        let got = actual["refusal"]
-            .get("code")
-            .cloned()
-            .unwrap_or(Value::Null);
-        assert_eq!(code, got, "{ctx}: refusal\n{actual:#}");
-    }
-    let warnings = obj.remove("warnings");
-    assert_subset(&expect, actual, ctx);
-    if let Some(Value::Array(ws)) = warnings {
-        let got = actual["warnings"].as_array().unwrap();
-        assert_eq!(
-            ws.len(),
-            got.len(),
-            "{ctx}: warnings\n{:#}",
-            actual["warnings"]
-        );
-        for (w, g) in ws.iter().zip(got) {
-            let mut w = w.clone();
-            let wo = w.as_object_mut().unwrap();
-            if let Some(Value::String(s)) = wo.remove("message_contains") {
-                let msg = g["message"].as_str().unwrap();
-                assert!(msg.contains(&s), "{ctx}: {msg:?} lacks {s:?}");
-            }
-            assert_subset(&w, g, &format!("{ctx}: warning {g}"));
-        }
-    }
 }
 
 fn convert(case: &Case, set: &ChunkSet) -> Contract {
@@ -163,7 +97,7 @@ fn convert(case: &Case, set: &ChunkSet) -> Contract {
 
 #[test]
 fn native_cases() {
-    let v = validator();
+    let v = contract_validator();
     let cases: Vec<Case> = serde_json::from_str(&read("cases.json")).unwrap();
     let mut failed = Vec::new();
     for case in &cases {
@@ -178,7 +112,7 @@ fn native_cases() {
             if let Err(e) = v.validate(&actual) {
                 panic!("{ctx}: schema: {e}\n{actual:#}");
             }
-            check(&case.expect, &actual, &ctx);
+            check_contract(&case.expect, &actual, &ctx);
             for claim in &contract.claims {
                 for cit in &claim.citations {
                     let chunk = set.get(&cit.chunk_id).unwrap();

@@ -6,24 +6,15 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use groundcite_core::prose::{self, CitationFormatError, MarkerFamily};
 use groundcite_core::{Chunk, ChunkSet, MatchKind, MatchProfile, Provenance, normalize};
 use serde::Deserialize;
 use serde_json::Value;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn contract_validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo_root().join("schemas/contract-v1.schema.json")).unwrap(),
-    )
-    .unwrap();
-    jsonschema::validator_for(&schema).unwrap()
-}
+mod common;
+use common::{check_contract, contract_validator, repo_root};
 
 fn chunk_sets() -> BTreeMap<String, Vec<Chunk>> {
     serde_json::from_str(
@@ -80,66 +71,6 @@ struct Case {
     /// Marker families of the surviving citations, claim by claim.
     #[serde(default)]
     families: Option<Vec<Vec<String>>>,
-}
-
-/// Every key of `expected` must equal the same key in `actual` (recursively
-/// for objects; arrays must have equal length).
-fn assert_subset(expected: &Value, actual: &Value, at: &str) {
-    match (expected, actual) {
-        (Value::Object(e), Value::Object(a)) => {
-            for (k, ev) in e {
-                let av = a
-                    .get(k)
-                    .unwrap_or_else(|| panic!("{at}.{k} missing in {actual}"));
-                assert_subset(ev, av, &format!("{at}.{k}"));
-            }
-        }
-        (Value::Array(e), Value::Array(a)) => {
-            assert_eq!(
-                e.len(),
-                a.len(),
-                "{at}: length differs: expected {expected:#}, got {actual:#}"
-            );
-            for (i, (ev, av)) in e.iter().zip(a).enumerate() {
-                assert_subset(ev, av, &format!("{at}[{i}]"));
-            }
-        }
-        _ => assert_eq!(expected, actual, "{at}"),
-    }
-}
-
-/// Checks a contract against a compact expectation (as in `testdata/verify`):
-/// `refusal` is a code, warnings may use `message_contains`.
-fn check_contract(expect: &Value, actual: &Value, ctx: &str) {
-    let mut expect = expect.clone();
-    let obj = expect.as_object_mut().unwrap();
-    if let Some(code) = obj.remove("refusal") {
-        let got = actual["refusal"]
-            .get("code")
-            .cloned()
-            .unwrap_or(Value::Null);
-        assert_eq!(code, got, "{ctx}: refusal code\n{actual:#}");
-    }
-    let warnings = obj.remove("warnings");
-    assert_subset(&expect, actual, ctx);
-    if let Some(Value::Array(ws)) = warnings {
-        let got = actual["warnings"].as_array().unwrap();
-        assert_eq!(
-            ws.len(),
-            got.len(),
-            "{ctx}: warnings\n{:#}",
-            actual["warnings"]
-        );
-        for (w, g) in ws.iter().zip(got) {
-            let mut w = w.clone();
-            let wo = w.as_object_mut().unwrap();
-            let msg = g["message"].as_str().unwrap();
-            if let Some(Value::String(s)) = wo.remove("message_contains") {
-                assert!(msg.contains(&s), "{ctx}: {msg:?} lacks {s:?}");
-            }
-            assert_subset(&w, g, &format!("{ctx}: warning {g}"));
-        }
-    }
 }
 
 fn files() -> Vec<PathBuf> {

@@ -4,7 +4,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-
 use groundcite_core::native::{SourceLayout, anthropic, bedrock};
 use groundcite_core::{
     Chunk, ChunkSet, ClaimPolicy, Contract, MatchKind, MatchProfile, Provenance, normalize,

@@ -156,25 +156,7 @@ impl SourceLayout {
         request: &Value,
         chunks: &ChunkSet,
     ) -> Result<SourceLayout, InputError> {
-        let mut sources = Vec::new();
-        let mut next = 0;
-        let messages = request
-            .get("messages")
-            .and_then(Value::as_array)
-            .ok_or_else(|| InputError::new(".messages", "expected an array of messages"))?;
-        for (mi, m) in messages.iter().enumerate() {
-            let Some(content) = m.get("content").and_then(Value::as_array) else {
-                continue;
-            };
-            anthropic_blocks(
-                content,
-                &format!(".messages[{mi}].content"),
-                &mut sources,
-                &mut next,
-            )?;
-        }
-        check_units(next, chunks, "the request")?;
-        SourceLayout::new(sources, chunks)
+        SourceLayout::from_messages(request, chunks, anthropic_blocks)
     }
 
     /// Reads the layout from a Bedrock Converse request: every `document`
@@ -183,6 +165,17 @@ impl SourceLayout {
     pub fn from_converse_request(
         request: &Value,
         chunks: &ChunkSet,
+    ) -> Result<SourceLayout, InputError> {
+        SourceLayout::from_messages(request, chunks, converse_blocks)
+    }
+
+    /// The blocks of `messages[].content[]`, read in order by `read_blocks`
+    /// (one request format's block reader); their units must add up to the
+    /// number of chunks.
+    fn from_messages(
+        request: &Value,
+        chunks: &ChunkSet,
+        read_blocks: fn(&[Value], &str, &mut Vec<SentSource>, &mut usize) -> Result<(), InputError>,
     ) -> Result<SourceLayout, InputError> {
         let mut sources = Vec::new();
         let mut next = 0;
@@ -194,7 +187,7 @@ impl SourceLayout {
             let Some(content) = m.get("content").and_then(Value::as_array) else {
                 continue;
             };
-            converse_blocks(
+            read_blocks(
                 content,
                 &format!(".messages[{mi}].content"),
                 &mut sources,

@@ -175,7 +175,7 @@ impl SourceLayout {
     fn from_messages(
         request: &Value,
         chunks: &ChunkSet,
-        read_blocks: fn(&[Value], &str, &mut Vec<SentSource>, &mut usize) -> Result<(), InputError>,
+        read_blocks: BlockReader,
     ) -> Result<SourceLayout, InputError> {
         let mut sources = Vec::new();
         let mut next = 0;
@@ -225,6 +225,9 @@ fn take(next: &mut usize, n: usize) -> Vec<usize> {
     *next += n;
     v
 }
+
+/// Reads one message's content blocks into `sources`, numbering units from `next`.
+type BlockReader = fn(&[Value], &str, &mut Vec<SentSource>, &mut usize) -> Result<(), InputError>;
 
 fn anthropic_blocks(
     content: &[Value],

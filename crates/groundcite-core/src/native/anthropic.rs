@@ -90,18 +90,11 @@ pub fn convert(
             citations: parsed,
         });
     }
-    if b.claims() == 0 && text_chars > 0 {
-        b.warn(warning(
-            WarningCode::UncitedAnswer,
-            None,
-            None,
-            None,
-            format!(
-                "The response has {text_chars} characters of text and no citation; were citations enabled on the documents?"
-            ),
-        ));
-    }
-    Ok(b.finish(provenance))
+    Ok(b.finish_text(
+        text_chars,
+        "no citation; were citations enabled on the documents?",
+        provenance,
+    ))
 }
 
 /// Parses one citation object; an unsupported type becomes a warning.

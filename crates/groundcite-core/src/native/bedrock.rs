@@ -98,19 +98,7 @@ pub fn convert_retrieve_and_generate(
         }
         b.submit(index, &text, &resolved, refs.len());
     }
-    if b.claims() == 0 && !answer.trim().is_empty() {
-        b.warn(warning(
-            WarningCode::UncitedAnswer,
-            None,
-            None,
-            None,
-            format!(
-                "The response has {} characters of text and no cited part.",
-                answer.trim().chars().count()
-            ),
-        ));
-    }
-    Ok(b.finish(provenance))
+    Ok(b.finish_text(answer.trim().chars().count(), "no cited part.", provenance))
 }
 
 /// Checks a part's span against the answer; returns the claim text, or
@@ -352,18 +340,11 @@ pub fn convert_converse(
             citations: parsed,
         });
     }
-    if b.claims() == 0 && text_chars > 0 {
-        b.warn(warning(
-            WarningCode::UncitedAnswer,
-            None,
-            None,
-            None,
-            format!(
-                "The response has {text_chars} characters of text and no citation; were citations enabled on the documents?"
-            ),
-        ));
-    }
-    Ok(b.finish(provenance))
+    Ok(b.finish_text(
+        text_chars,
+        "no citation; were citations enabled on the documents?",
+        provenance,
+    ))
 }
 
 fn parse_converse_citation(

@@ -415,11 +415,6 @@ impl<'a> Builder<'a> {
         self.v.warn(w);
     }
 
-    /// Number of claims fed so far.
-    pub fn claims(&self) -> usize {
-        self.claims
-    }
-
     /// Verifies one claim from provider citations.
     pub fn claim(&mut self, pending: Pending) {
         let index = self.claims;
@@ -479,6 +474,27 @@ impl<'a> Builder<'a> {
 
     pub fn finish(self, provenance: Provenance) -> Contract {
         self.v.finish(true, provenance)
+    }
+
+    /// Finishes a response that had `text_chars` characters of answer text:
+    /// when none of it carried a citation, says so (`uncited_answer`,
+    /// ending with `hint`) rather than returning a silent empty list.
+    pub fn finish_text(
+        mut self,
+        text_chars: usize,
+        hint: &str,
+        provenance: Provenance,
+    ) -> Contract {
+        if self.claims == 0 && text_chars > 0 {
+            self.warn(warning(
+                WarningCode::UncitedAnswer,
+                None,
+                None,
+                None,
+                format!("The response has {text_chars} characters of text and {hint}"),
+            ));
+        }
+        self.finish(provenance)
     }
 
     /// Resolves a citation to (chunk, quote) pairs, warning on the way.

@@ -1,0 +1,83 @@
+//! Durable trace store of groundcite.
+//!
+//! Every request the service or CLI handles can be recorded as a
+//! [`TraceRecord`]: the question, the chunks, the prompt, the model's raw
+//! output byte for byte, the contract returned, and the options needed to
+//! re-verify it later. The store keeps them in a SQLite file (the embedded
+//! default: one machine, no server) or in PostgreSQL (many stateless
+//! replicas sharing one database), behind one async API.
+//!
+//! # Key types
+//!
+//! - [`Store`]: opened from a URL ([`Store::open`]); `insert`, `get`,
+//!   `list_recent`, `purge_older_than`.
+//! - [`TraceRecord`]: one trace; [`TraceSummary`]: one line of a listing.
+//! - [`StoreError`]: every failure, never carrying a database password
+//!   ([`redact_url`] is how URLs are shown).
+//!
+//! # Guarantees
+//!
+//! - **Committed before acknowledged.** [`Store::insert`] returns only after
+//!   the commit, and SQLite runs with `synchronous=FULL` so that commit
+//!   survives `kill -9` and power loss (see [`Store::open`]).
+//! - **Exact round trip.** What `insert` is given, `get` returns, equal
+//!   field by field; `created_at` is kept to the millisecond.
+//! - **Tenant isolation.** `get` and `list_recent` with `Some(tenant)` see
+//!   only that tenant's traces.
+//!
+//! # Schema
+//!
+//! One table, `groundcite_traces`, plus `groundcite_schema_migrations`
+//! (prefixed so they can share a PostgreSQL database with other
+//! applications). `created_at` is an integer of milliseconds since the Unix
+//! epoch, indexed alone and with `tenant`. JSON fields are stored as their
+//! serialized text (TEXT in both backends rather than JSONB, so key order
+//! and number spelling come back exactly; cast to `jsonb` to query them in
+//! PostgreSQL). `question` and `raw_output` are stored as UTF-8 bytes
+//! (BLOB / BYTEA) so that any string round-trips, NUL included. Migrations
+//! are plain SQL under `migrations/<backend>/`, applied at open (see
+//! `src/migrate.rs`).
+//!
+//! # Features and TLS
+//!
+//! sqlx is built with SQLite bundled (no system library), the pure-Rust
+//! PostgreSQL driver, and rustls (ring provider, system roots) for
+//! PostgreSQL TLS, negotiated per the URL's `sslmode`.
+//!
+//! # Example
+//!
+//! ```
+//! use groundcite_store::{Store, TraceRecord};
+//!
+//! # async fn demo() -> Result<(), groundcite_store::StoreError> {
+//! let store = Store::open("sqlite::memory:").await?;
+//!
+//! let mut record = TraceRecord::new("0190b6b0-7c1e-7f3a-9d2e-1234567890ab", "verify");
+//! record.tenant = Some("acme".into());
+//! record.raw_output = Some(r#"{"answerable": false, "claims": []}"#.into());
+//! store.insert(&record).await?;
+//!
+//! let back = store.get(&record.trace_id, Some("acme")).await?;
+//! assert_eq!(back.as_ref(), Some(&record));
+//! assert_eq!(store.get(&record.trace_id, Some("other")).await?, None);
+//! store.close().await;
+//! # Ok(())
+//! # }
+//! # tokio::runtime::Builder::new_current_thread()
+//! #     .enable_all()
+//! #     .build()
+//! #     .expect("runtime")
+//! #     .block_on(demo())
+//! #     .expect("demo");
+//! ```
+
+mod error;
+mod migrate;
+mod record;
+mod store;
+mod url;
+
+pub use error::StoreError;
+pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, validate_trace_id};
+pub use store::{Durability, Store};
+pub use url::redact_url;

@@ -1,0 +1,556 @@
+//! [`Store`]: one async API over a SQLite or PostgreSQL pool.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Connection, PgConnection, PgPool, Row, SqlitePool};
+
+use crate::error::StoreError;
+use crate::migrate;
+use crate::record::{Columns, StoredRow, SummaryRow, TraceRecord, TraceSummary, validate_trace_id};
+use crate::url::{Location, parse_location, redact_url, url_password};
+
+/// How long a SQLite connection waits for another writer's lock before
+/// failing with "database is locked".
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections to a SQLite file: readers run in parallel under WAL; writers
+/// take turns on the one write lock.
+const SQLITE_MAX_CONNECTIONS: u32 = 8;
+/// Connections to PostgreSQL per store (per replica).
+const POSTGRES_MAX_CONNECTIONS: u32 = 10;
+/// How long an operation waits for a free pooled connection.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The durable trace store: a SQLite file (the embedded default), a private
+/// in-memory SQLite database (tests), or a PostgreSQL database shared by
+/// many replicas.
+///
+/// Cheap to clone: clones share one connection pool, and every method
+/// takes `&self` and draws a connection from it.
+///
+/// `Debug` shows the backend and the URL with its password redacted.
+#[derive(Clone)]
+pub struct Store {
+    pool: Pool,
+    /// The URL as given, password redacted.
+    url: String,
+}
+
+#[derive(Clone)]
+enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Durability settings as the database reports them, from
+/// [`Store::durability`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Durability {
+    /// SQLite's `journal_mode` (`"wal"` for a file, `"memory"` for
+    /// `sqlite::memory:`); `None` for PostgreSQL.
+    pub journal_mode: Option<String>,
+    /// SQLite's `synchronous` (`"full"`), or PostgreSQL's
+    /// `synchronous_commit` (`"on"` unless the server was told otherwise).
+    pub synchronous: String,
+}
+
+// Column lists as macros so the SQL below can be `concat!`ed at compile time.
+macro_rules! record_columns {
+    () => {
+        "trace_id, created_at_ms, tenant, kind, question, chunks, prompt, schema_hash, \
+         raw_output, contract, warnings, provider, model, provider_request_id, options, \
+         timings, error"
+    };
+}
+macro_rules! summary_columns {
+    () => {
+        "trace_id, created_at_ms, tenant, kind, question, provider, model, answerable"
+    };
+}
+
+// `$n` placeholders work in both backends (sqlx maps them for SQLite).
+const INSERT: &str = concat!(
+    "INSERT INTO groundcite_traces (",
+    record_columns!(),
+    ", answerable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+     $16, $17, $18)"
+);
+const GET_ANY: &str = concat!(
+    "SELECT ",
+    record_columns!(),
+    " FROM groundcite_traces WHERE trace_id = $1"
+);
+const GET_TENANT: &str = concat!(
+    "SELECT ",
+    record_columns!(),
+    " FROM groundcite_traces WHERE trace_id = $1 AND tenant = $2"
+);
+const LIST_ANY: &str = concat!(
+    "SELECT ",
+    summary_columns!(),
+    " FROM groundcite_traces ORDER BY created_at_ms DESC, trace_id DESC LIMIT $1"
+);
+const LIST_TENANT: &str = concat!(
+    "SELECT ",
+    summary_columns!(),
+    " FROM groundcite_traces WHERE tenant = $1 ORDER BY created_at_ms DESC, trace_id DESC \
+     LIMIT $2"
+);
+const PURGE: &str = "DELETE FROM groundcite_traces WHERE created_at_ms < $1";
+
+/// Binds [`Columns`] in `INSERT` order; expanded once per backend.
+macro_rules! bind_columns {
+    ($query:expr, $c:expr) => {
+        $query
+            .bind($c.trace_id)
+            .bind($c.created_at_ms)
+            .bind($c.tenant)
+            .bind($c.kind)
+            .bind($c.question)
+            .bind(&$c.chunks)
+            .bind(&$c.prompt)
+            .bind($c.schema_hash)
+            .bind($c.raw_output)
+            .bind(&$c.contract)
+            .bind(&$c.warnings)
+            .bind($c.provider)
+            .bind($c.model)
+            .bind($c.provider_request_id)
+            .bind(&$c.options)
+            .bind(&$c.timings)
+            .bind(&$c.error)
+            .bind($c.answerable)
+    };
+}
+
+/// Row readers, generated once per backend's row type.
+macro_rules! row_readers {
+    ($module:ident, $row:ty) => {
+        mod $module {
+            use super::{Row, StoredRow, SummaryRow};
+
+            pub(super) fn record(row: &$row) -> Result<StoredRow, sqlx::Error> {
+                Ok(StoredRow {
+                    trace_id: row.try_get("trace_id")?,
+                    created_at_ms: row.try_get("created_at_ms")?,
+                    tenant: row.try_get("tenant")?,
+                    kind: row.try_get("kind")?,
+                    question: row.try_get("question")?,
+                    chunks: row.try_get("chunks")?,
+                    prompt: row.try_get("prompt")?,
+                    schema_hash: row.try_get("schema_hash")?,
+                    raw_output: row.try_get("raw_output")?,
+                    contract: row.try_get("contract")?,
+                    warnings: row.try_get("warnings")?,
+                    provider: row.try_get("provider")?,
+                    model: row.try_get("model")?,
+                    provider_request_id: row.try_get("provider_request_id")?,
+                    options: row.try_get("options")?,
+                    timings: row.try_get("timings")?,
+                    error: row.try_get("error")?,
+                })
+            }
+
+            pub(super) fn summary(row: &$row) -> Result<SummaryRow, sqlx::Error> {
+                Ok(SummaryRow {
+                    trace_id: row.try_get("trace_id")?,
+                    created_at_ms: row.try_get("created_at_ms")?,
+                    tenant: row.try_get("tenant")?,
+                    kind: row.try_get("kind")?,
+                    question: row.try_get("question")?,
+                    provider: row.try_get("provider")?,
+                    model: row.try_get("model")?,
+                    answerable: row.try_get("answerable")?,
+                })
+            }
+        }
+    };
+}
+row_readers!(sqlite_rows, sqlx::sqlite::SqliteRow);
+row_readers!(postgres_rows, sqlx::postgres::PgRow);
+
+/// Runs `$body` with `$pool` bound to the backend's pool and `$rows` to its
+/// row readers; the body is compiled once per backend.
+macro_rules! on_pool {
+    ($store:expr, |$pool:ident| $body:expr) => {
+        match &$store.pool {
+            Pool::Sqlite($pool) => $body,
+            Pool::Postgres($pool) => $body,
+        }
+    };
+    ($store:expr, |$pool:ident, $rows:ident| $body:expr) => {
+        match &$store.pool {
+            Pool::Sqlite($pool) => {
+                use sqlite_rows as $rows;
+                $body
+            }
+            Pool::Postgres($pool) => {
+                use postgres_rows as $rows;
+                $body
+            }
+        }
+    };
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `url` and brings its schema
+    /// up to date.
+    ///
+    /// Accepted URLs:
+    /// - `sqlite:PATH`, `sqlite://PATH` (`sqlite:///abs/path` is absolute),
+    ///   or a plain file path: a SQLite file, created with its parent
+    ///   directories if missing. The path is taken literally (no
+    ///   percent-decoding, no `?parameters`).
+    /// - `sqlite::memory:`: a private in-memory database held by a single
+    ///   connection, gone at [`close`](Store::close). For tests.
+    /// - `postgres://…` or `postgresql://…`: a PostgreSQL database, with the
+    ///   usual libpq-style URL parameters (`sslmode=`, `application_name=`…).
+    ///
+    /// SQLite files are opened with `journal_mode=WAL` (readers never block
+    /// the writer), `synchronous=FULL`, `busy_timeout` 5 s and foreign keys
+    /// on. `synchronous=FULL` because a trace is acknowledged only once
+    /// committed, and must then survive `kill -9` *and* power loss: under
+    /// WAL the default `NORMAL` survives a process crash but may lose the
+    /// last commits if the machine dies, since it skips the fsync of the WAL
+    /// at each commit. `FULL` pays one fsync per insert for that guarantee.
+    ///
+    /// PostgreSQL commits are durable as long as the server keeps
+    /// `synchronous_commit=on` (its default; see [`Store::durability`]).
+    /// TLS is negotiated per `sslmode` (default `prefer`) with rustls and
+    /// the system's root certificates.
+    ///
+    /// Migrations run in one locked transaction, so several processes may
+    /// open the same database at once; a database migrated by a newer
+    /// groundcite is refused ([`StoreError::SchemaTooNew`]).
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        let shown = redact_url(url);
+        let store = match parse_location(url)? {
+            Location::SqliteMemory => {
+                let pool = open_sqlite_memory()
+                    .await
+                    .map_err(|e| open_error("sqlite", &shown, e.to_string()))?;
+                Store {
+                    pool: Pool::Sqlite(pool),
+                    url: shown,
+                }
+            }
+            Location::SqliteFile(path) => {
+                let pool = open_sqlite_file(&path)
+                    .await
+                    .map_err(|message| open_error("sqlite", &shown, message))?;
+                Store {
+                    pool: Pool::Sqlite(pool),
+                    url: shown,
+                }
+            }
+            Location::Postgres(pg_url) => {
+                let pool = open_postgres(&pg_url).await.map_err(|e| {
+                    let mut message = e.to_string();
+                    if let Some(password) = url_password(&pg_url) {
+                        message = message.replace(password, "****");
+                    }
+                    open_error("postgres", &shown, message)
+                })?;
+                Store {
+                    pool: Pool::Postgres(pool),
+                    url: shown,
+                }
+            }
+        };
+        let migrated = match &store.pool {
+            Pool::Sqlite(pool) => migrate::sqlite(pool).await,
+            Pool::Postgres(pool) => migrate::postgres(pool).await,
+        };
+        if let Err(error) = migrated {
+            store.close().await;
+            return Err(error);
+        }
+        Ok(store)
+    }
+
+    /// `"sqlite"` or `"postgres"`.
+    pub fn backend(&self) -> &'static str {
+        match self.pool {
+            Pool::Sqlite(_) => "sqlite",
+            Pool::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The URL the store was opened with, password redacted: safe to log.
+    pub fn redacted_url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stores `record`. When this returns `Ok`, the trace is committed
+    /// (durably, see [`Store::open`]); respond to the client only after.
+    ///
+    /// Errors: [`StoreError::InvalidTraceId`] and
+    /// [`StoreError::InvalidRecord`] before touching the database;
+    /// [`StoreError::Duplicate`] if the id is taken (nothing written).
+    pub async fn insert(&self, record: &TraceRecord) -> Result<(), StoreError> {
+        let columns = Columns::encode(record)?;
+        // One statement in autocommit mode: committed when it returns, and
+        // no read-then-write transaction for SQLite to deadlock on.
+        let result = on_pool!(self, |pool| {
+            bind_columns!(sqlx::query(INSERT), columns)
+                .execute(pool)
+                .await
+                .map(drop)
+        });
+        result.map_err(|error| match error {
+            sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Duplicate {
+                trace_id: record.trace_id.clone(),
+            },
+            other => StoreError::database("insert", other),
+        })
+    }
+
+    /// The trace `trace_id`, if stored and visible.
+    ///
+    /// With `tenant: Some(t)`, only a trace recorded for tenant `t` is
+    /// visible (another tenant's trace, or one without a tenant, reads as
+    /// `None`). `None` sees every trace: for the local CLI and operators,
+    /// never for a multi-tenant request path.
+    pub async fn get(
+        &self,
+        trace_id: &str,
+        tenant: Option<&str>,
+    ) -> Result<Option<TraceRecord>, StoreError> {
+        validate_trace_id(trace_id)?;
+        let row = on_pool!(self, |pool, rows| {
+            let query = match tenant {
+                Some(tenant) => sqlx::query(GET_TENANT).bind(trace_id).bind(tenant),
+                None => sqlx::query(GET_ANY).bind(trace_id),
+            };
+            query
+                .fetch_optional(pool)
+                .await
+                .and_then(|row| row.as_ref().map(rows::record).transpose())
+        })
+        .map_err(|error| StoreError::database("get", error))?;
+        row.map(StoredRow::decode).transpose()
+    }
+
+    /// The `limit` most recent traces, newest first, restricted to `tenant`
+    /// when it is `Some` (as in [`Store::get`]).
+    pub async fn list_recent(
+        &self,
+        tenant: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<TraceSummary>, StoreError> {
+        let limit = i64::from(limit);
+        let rows = on_pool!(self, |pool, rows| {
+            let query = match tenant {
+                Some(tenant) => sqlx::query(LIST_TENANT).bind(tenant).bind(limit),
+                None => sqlx::query(LIST_ANY).bind(limit),
+            };
+            query
+                .fetch_all(pool)
+                .await
+                .and_then(|all| all.iter().map(rows::summary).collect::<Result<Vec<_>, _>>())
+        })
+        .map_err(|error| StoreError::database("list", error))?;
+        rows.into_iter().map(SummaryRow::decode).collect()
+    }
+
+    /// Deletes every trace created strictly before `cutoff`, of every
+    /// tenant (retention), and returns how many were deleted.
+    pub async fn purge_older_than(&self, cutoff: Timestamp) -> Result<u64, StoreError> {
+        let cutoff_ms = cutoff.as_millisecond();
+        on_pool!(self, |pool| {
+            sqlx::query(PURGE)
+                .bind(cutoff_ms)
+                .execute(pool)
+                .await
+                .map(|done| done.rows_affected())
+        })
+        .map_err(|error| StoreError::database("purge", error))
+    }
+
+    /// The durability settings the database reports for this store's
+    /// connections, for a health check or `doctor` command.
+    pub async fn durability(&self) -> Result<Durability, StoreError> {
+        let db = |error| StoreError::database("durability", error);
+        match &self.pool {
+            Pool::Sqlite(pool) => {
+                let mut conn = pool.acquire().await.map_err(db)?;
+                let journal_mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map_err(db)?;
+                let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map_err(db)?;
+                let synchronous = match synchronous {
+                    0 => "off".to_owned(),
+                    1 => "normal".to_owned(),
+                    2 => "full".to_owned(),
+                    3 => "extra".to_owned(),
+                    other => other.to_string(),
+                };
+                Ok(Durability {
+                    journal_mode: Some(journal_mode.to_ascii_lowercase()),
+                    synchronous,
+                })
+            }
+            Pool::Postgres(pool) => {
+                let synchronous: String = sqlx::query_scalar("SHOW synchronous_commit")
+                    .fetch_one(pool)
+                    .await
+                    .map_err(db)?;
+                Ok(Durability {
+                    journal_mode: None,
+                    synchronous,
+                })
+            }
+        }
+    }
+
+    /// Waits for in-flight operations, then closes every connection, for
+    /// this handle and all its clones. An in-memory store's data is gone
+    /// afterwards.
+    pub async fn close(self) {
+        match self.pool {
+            Pool::Sqlite(pool) => pool.close().await,
+            Pool::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("backend", &self.backend())
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+fn open_error(backend: &'static str, url: &str, message: String) -> StoreError {
+    StoreError::Open {
+        backend,
+        url: url.to_owned(),
+        message,
+    }
+}
+
+/// One connection, never recycled: an in-memory database lives exactly as
+/// long as its last connection.
+async fn open_sqlite_memory() -> Result<SqlitePool, sqlx::Error> {
+    let options = SqliteConnectOptions::from_str("sqlite::memory:")?
+        .foreign_keys(true)
+        .busy_timeout(SQLITE_BUSY_TIMEOUT);
+    SqlitePoolOptions::new()
+        .max_connections(1)
+        .min_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+}
+
+async fn open_sqlite_file(path: &std::path::Path) -> Result<SqlitePool, String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| format!("cannot create directory {}: {e}", parent.display()))?;
+    }
+    // journal_mode is not set per connection: switching to WAL needs an
+    // exclusive lock that busy_timeout does not wait for. It is set once
+    // below, with retries, and persists in the file.
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .synchronous(SqliteSynchronous::Full)
+        .busy_timeout(SQLITE_BUSY_TIMEOUT)
+        .foreign_keys(true);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(SQLITE_MAX_CONNECTIONS)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(|e| e.to_string())?;
+    if let Err(message) = enable_wal(&pool).await {
+        pool.close().await;
+        return Err(message);
+    }
+    Ok(pool)
+}
+
+/// Switches the file to WAL (a no-op when it already is), retrying while
+/// another process holds a lock, for up to the busy timeout.
+async fn enable_wal(pool: &SqlitePool) -> Result<(), String> {
+    let deadline = Instant::now() + SQLITE_BUSY_TIMEOUT;
+    loop {
+        let result: Result<String, _> = sqlx::query_scalar("PRAGMA journal_mode = WAL")
+            .fetch_one(pool)
+            .await;
+        match result {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(format!(
+                    "SQLite refused WAL mode (journal_mode is {mode:?}); \
+                     is the file on a network filesystem?"
+                ));
+            }
+            Err(error) if is_sqlite_busy(&error) && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(error) => return Err(error.to_string()),
+        }
+    }
+}
+
+/// `SQLITE_BUSY` or `SQLITE_LOCKED`, extended codes included.
+fn is_sqlite_busy(error: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = error else {
+        return false;
+    };
+    db.code()
+        .and_then(|code| code.parse::<i32>().ok())
+        .is_some_and(|code| matches!(code & 0xff, 5 | 6))
+}
+
+async fn open_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
+    let options = PgConnectOptions::from_str(url)?;
+    // One direct connection first: a refused connection or a bad password
+    // fails at once with the server's reason, where the pool would retry
+    // until its acquire timeout and then report only "timed out".
+    PgConnection::connect_with(&options).await?.close().await?;
+    PgPoolOptions::new()
+        .max_connections(POSTGRES_MAX_CONNECTIONS)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server awaits these futures on a multi-threaded runtime, and
+    /// sqlx's higher-ranked executor bounds make `Send` easy to lose.
+    #[allow(dead_code)]
+    fn futures_are_send(store: Store, record: &TraceRecord) {
+        fn send<T: Send>(_: T) {}
+        send(Store::open(""));
+        send(store.insert(record));
+        send(store.get("", None));
+        send(store.list_recent(None, 1));
+        send(store.purge_older_than(Timestamp::UNIX_EPOCH));
+        send(store.durability());
+        send(store.close());
+    }
+
+    #[test]
+    fn store_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Store>();
+    }
+}

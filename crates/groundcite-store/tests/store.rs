@@ -1,0 +1,533 @@
+//! Behaviour of the trace store against real databases: SQLite files and
+//! memory always, PostgreSQL when `GROUNDCITE_TEST_POSTGRES_URL` is set.
+
+use std::path::Path;
+
+use groundcite_store::{Store, StoreError, TraceRecord};
+use jiff::Timestamp;
+use serde_json::json;
+
+fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+fn at_ms(ms: i64) -> Timestamp {
+    Timestamp::from_millisecond(ms).expect("timestamp in range")
+}
+
+/// About `bytes` bytes of deterministic text from all over Unicode (ASCII,
+/// controls other than NUL, accents, CJK, astral emoji), never NUL.
+fn arbitrary_text(bytes: usize) -> String {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut text = String::with_capacity(bytes + 4);
+    while text.len() < bytes {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let pick = (state >> 32) as u32;
+        let c = match pick % 6 {
+            0 | 1 => char::from_u32(0x20 + pick % 0x5f),
+            2 => char::from_u32(1 + pick % 0x1f),
+            3 => char::from_u32(0xa0 + pick % 0x700),
+            4 => char::from_u32(0x4e00 + pick % 0x5000),
+            _ => char::from_u32(0x1f300 + pick % 0x300),
+        };
+        text.push(c.unwrap_or('?'));
+    }
+    text
+}
+
+/// A record with every field set, unicode throughout, a 1 MB raw output.
+fn full_record(tenant: &str) -> TraceRecord {
+    let mut record = TraceRecord::new(new_id(), "answer");
+    record.created_at = at_ms(1_760_000_000_123);
+    record.tenant = Some(tenant.to_owned());
+    record.question = Some("Wie setze ich mein Passwort zurück? 🔑 «ça va» 日本語".into());
+    record.chunks = json!([
+        {"id": "kb-1", "title": "Passwörter", "content": "Öffnen Sie „Einstellungen“ → Sicherheit.\n\tZeile 2"},
+        {"id": "kb-2", "content": "中文内容 with \"quotes\" and \\ backslashes", "score": 0.8125, "n": -3}
+    ]);
+    record.prompt = Some(json!([
+        {"role": "system", "content": "Answer only from the sources."},
+        {"role": "user", "content": "Question: …"}
+    ]));
+    record.schema_hash = Some("sha256:0f1e2d".into());
+    record.raw_output = Some(arbitrary_text(1 << 20));
+    record.contract = Some(
+        json!({"version": 1, "answerable": true, "claims": [{"text": "Öffnen", "citations": []}]}),
+    );
+    record.warnings = vec!["quote_normalized".into(), "claims_dropped".into()];
+    record.provider = Some("openai".into());
+    record.model = Some("gpt-4.1-mini".into());
+    record.provider_request_id = Some("req_abc123".into());
+    record.options =
+        json!({"match_profile": "lenient", "claim_policy": "drop", "z_first": 1, "a_second": 2});
+    record.timings = json!({"retrieve_ms": 12, "generate_ms": 840, "verify_ms": 1.5});
+    record.error = Some(json!({"code": "rate_limited", "message": "slow down"}));
+    record
+}
+
+async fn open_file(dir: &Path) -> Store {
+    Store::open(&format!("sqlite:{}", dir.join("traces.db").display()))
+        .await
+        .expect("open sqlite file")
+}
+
+// ---- checks shared by every backend -------------------------------------
+
+async fn check_roundtrip(store: &Store) {
+    let tenant = format!("t-{}", new_id());
+    let record = full_record(&tenant);
+    store.insert(&record).await.expect("insert");
+    let back = store.get(&record.trace_id, None).await.expect("get");
+    let back = back.expect("stored");
+    assert_eq!(back, record);
+    assert_eq!(
+        back.raw_output.as_deref().map(str::as_bytes),
+        record.raw_output.as_deref().map(str::as_bytes)
+    );
+    // Key order survives (serde_json keeps insertion order).
+    assert_eq!(back.options.to_string(), record.options.to_string());
+    let listed = store.list_recent(Some(&tenant), 10).await.expect("list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].trace_id, record.trace_id);
+    assert_eq!(listed[0].created_at, record.created_at);
+    assert_eq!(listed[0].question, record.question);
+    assert_eq!(listed[0].answerable, Some(true));
+    assert_eq!(listed[0].model.as_deref(), Some("gpt-4.1-mini"));
+
+    // Strings PostgreSQL TEXT could not hold still round-trip.
+    let mut nul = TraceRecord::new(new_id(), "verify");
+    nul.question = Some("a\0b".into());
+    nul.raw_output = Some("\0{\"answerable\": true}\0".into());
+    nul.chunks = json!([{"content": "x\u{0}y"}]);
+    store.insert(&nul).await.expect("insert NUL");
+    assert_eq!(
+        store.get(&nul.trace_id, None).await.expect("get"),
+        Some(nul)
+    );
+}
+
+async fn check_tenant_isolation(store: &Store) {
+    let (a, b) = (format!("a-{}", new_id()), format!("b-{}", new_id()));
+    let mut in_a = TraceRecord::new(new_id(), "ask");
+    in_a.tenant = Some(a.clone());
+    let mut in_b = TraceRecord::new(new_id(), "ask");
+    in_b.tenant = Some(b.clone());
+    let untenanted = TraceRecord::new(new_id(), "ask");
+    for record in [&in_a, &in_b, &untenanted] {
+        store.insert(record).await.expect("insert");
+    }
+    let get = |id: &str, tenant: Option<&str>| {
+        let id = id.to_owned();
+        let tenant = tenant.map(str::to_owned);
+        async move { store.get(&id, tenant.as_deref()).await.expect("get") }
+    };
+    assert_eq!(get(&in_a.trace_id, Some(&a)).await, Some(in_a.clone()));
+    assert_eq!(get(&in_b.trace_id, Some(&a)).await, None);
+    assert_eq!(get(&in_a.trace_id, Some(&b)).await, None);
+    assert_eq!(get(&untenanted.trace_id, Some(&a)).await, None);
+    assert_eq!(get(&in_b.trace_id, None).await, Some(in_b.clone()));
+    assert_eq!(
+        get(&untenanted.trace_id, None).await,
+        Some(untenanted.clone())
+    );
+
+    let ids = |list: Vec<groundcite_store::TraceSummary>| -> Vec<String> {
+        list.into_iter().map(|s| s.trace_id).collect()
+    };
+    let listed_a = store.list_recent(Some(&a), 100).await.expect("list a");
+    assert_eq!(ids(listed_a), vec![in_a.trace_id.clone()]);
+    let listed_all = ids(store.list_recent(None, 10_000).await.expect("list all"));
+    for record in [&in_a, &in_b, &untenanted] {
+        assert!(listed_all.contains(&record.trace_id));
+    }
+}
+
+async fn check_duplicate(store: &Store) {
+    let mut record = TraceRecord::new(new_id(), "ask");
+    record.question = Some("first".into());
+    store.insert(&record).await.expect("insert");
+    let mut again = record.clone();
+    again.question = Some("second".into());
+    match store.insert(&again).await {
+        Err(StoreError::Duplicate { trace_id }) => assert_eq!(trace_id, record.trace_id),
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    assert_eq!(
+        store.get(&record.trace_id, None).await.expect("get"),
+        Some(record)
+    );
+}
+
+// ---- SQLite ---------------------------------------------------------------
+
+#[tokio::test]
+async fn sqlite_file_roundtrips_a_full_record() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    assert_eq!(store.backend(), "sqlite");
+    check_roundtrip(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn sqlite_file_is_wal_with_full_sync() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    let durability = store.durability().await.expect("durability");
+    assert_eq!(durability.journal_mode.as_deref(), Some("wal"));
+    assert_eq!(durability.synchronous, "full");
+    store.close().await;
+}
+
+#[tokio::test]
+async fn reopening_keeps_data_and_reapplies_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = full_record("acme");
+    let store = open_file(dir.path()).await;
+    store.insert(&record).await.expect("insert");
+    store.close().await;
+    for _ in 0..3 {
+        let store = open_file(dir.path()).await;
+        assert_eq!(
+            store.get(&record.trace_id, None).await.expect("get"),
+            Some(record.clone())
+        );
+        assert_eq!(store.list_recent(None, 10).await.expect("list").len(), 1);
+        store.close().await;
+    }
+}
+
+#[tokio::test]
+async fn duplicate_trace_id_is_refused() {
+    let store = Store::open("sqlite::memory:").await.expect("open");
+    check_duplicate(&store).await;
+}
+
+#[tokio::test]
+async fn tenants_see_only_their_traces() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    check_tenant_isolation(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn invalid_records_are_refused_before_the_database() {
+    let store = Store::open("sqlite::memory:").await.expect("open");
+    let long = "x".repeat(129);
+    for bad in [
+        "",
+        "has space",
+        "slash/es",
+        "ünïcode",
+        "nul\0",
+        long.as_str(),
+    ] {
+        let record = TraceRecord::new(bad, "ask");
+        assert!(
+            matches!(
+                store.insert(&record).await,
+                Err(StoreError::InvalidTraceId(_))
+            ),
+            "{bad:?}"
+        );
+        assert!(
+            matches!(
+                store.get(bad, None).await,
+                Err(StoreError::InvalidTraceId(_))
+            ),
+            "{bad:?}"
+        );
+    }
+    let mut no_kind = TraceRecord::new(new_id(), "");
+    assert!(matches!(
+        store.insert(&no_kind).await,
+        Err(StoreError::InvalidRecord { field: "kind", .. })
+    ));
+    no_kind.kind = "ask".into();
+    no_kind.model = Some("gpt\0".into());
+    assert!(matches!(
+        store.insert(&no_kind).await,
+        Err(StoreError::InvalidRecord { field: "model", .. })
+    ));
+    assert!(store.list_recent(None, 10).await.expect("list").is_empty());
+}
+
+#[tokio::test]
+async fn purge_removes_only_older_traces() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    let mut ids = Vec::new();
+    for (i, ms) in [1_000, 2_000, 2_999, 3_000, 4_000].into_iter().enumerate() {
+        let mut record = TraceRecord::new(format!("p{i}"), "ask");
+        record.created_at = at_ms(ms);
+        store.insert(&record).await.expect("insert");
+        ids.push(record.trace_id);
+    }
+    assert_eq!(
+        store.purge_older_than(at_ms(3_000)).await.expect("purge"),
+        3
+    );
+    let left: Vec<String> = store
+        .list_recent(None, 10)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|s| s.trace_id)
+        .collect();
+    assert_eq!(left, vec!["p4".to_owned(), "p3".to_owned()]);
+    assert_eq!(
+        store.purge_older_than(at_ms(3_000)).await.expect("purge"),
+        0
+    );
+    store.close().await;
+}
+
+#[tokio::test]
+async fn list_recent_is_newest_first_and_limited() {
+    let store = Store::open("sqlite::memory:").await.expect("open");
+    for ms in [5_000, 1_000, 3_000] {
+        let mut record = TraceRecord::new(format!("t{ms}"), "ask");
+        record.created_at = at_ms(ms);
+        store.insert(&record).await.expect("insert");
+    }
+    let listed = store.list_recent(None, 2).await.expect("list");
+    let ids: Vec<&str> = listed.iter().map(|s| s.trace_id.as_str()).collect();
+    assert_eq!(ids, ["t5000", "t3000"]);
+    assert_eq!(listed[0].answerable, None);
+    assert!(store.list_recent(None, 0).await.expect("list").is_empty());
+}
+
+#[tokio::test]
+async fn concurrent_inserts_all_land() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = std::sync::Arc::new(open_file(dir.path()).await);
+    let mut tasks = Vec::new();
+    for task in 0..8 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            for n in 0..50 {
+                let mut record = TraceRecord::new(format!("c{task}-{n}"), "ask");
+                record.raw_output = Some(format!("output {task} {n}"));
+                store.insert(&record).await.expect("insert");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    assert_eq!(
+        store.list_recent(None, 1_000).await.expect("list").len(),
+        400
+    );
+    let probe = store
+        .get("c7-49", None)
+        .await
+        .expect("get")
+        .expect("stored");
+    assert_eq!(probe.raw_output.as_deref(), Some("output 7 49"));
+}
+
+#[tokio::test]
+async fn simultaneous_opens_of_a_new_file_all_succeed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!(
+        "sqlite://{}",
+        dir.path().join("nested/dir/new.db").display()
+    );
+    let mut tasks = Vec::new();
+    for task in 0..4 {
+        let url = url.clone();
+        tasks.push(tokio::spawn(async move {
+            let store = Store::open(&url).await.expect("open");
+            store
+                .insert(&TraceRecord::new(format!("o{task}"), "ask"))
+                .await
+                .expect("insert");
+            store.close().await;
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    let store = Store::open(&url).await.expect("open");
+    assert_eq!(store.list_recent(None, 10).await.expect("list").len(), 4);
+}
+
+#[tokio::test]
+async fn plain_path_opens_sqlite_and_creates_parents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a/b/traces.db");
+    let store = Store::open(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open");
+    assert_eq!(store.backend(), "sqlite");
+    assert!(path.exists());
+    let debug = format!("{store:?}");
+    assert!(
+        debug.contains("sqlite") && debug.contains("traces.db"),
+        "{debug}"
+    );
+}
+
+#[tokio::test]
+async fn memory_store_is_one_database() {
+    let store = std::sync::Arc::new(Store::open("sqlite::memory:").await.expect("open"));
+    check_roundtrip(&store).await;
+    check_tenant_isolation(&store).await;
+    let mut tasks = Vec::new();
+    for task in 0..4 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            for n in 0..10 {
+                let record = TraceRecord::new(format!("m{task}-{n}"), "ask");
+                store.insert(&record).await.expect("insert");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    assert!(store.get("m3-9", None).await.expect("get").is_some());
+    // Two memory stores do not share data.
+    let other = Store::open("sqlite::memory:").await.expect("open");
+    assert!(other.list_recent(None, 10).await.expect("list").is_empty());
+}
+
+#[tokio::test]
+async fn bad_urls_are_refused_and_passwords_never_shown() {
+    let err = Store::open("mysql://app:hunter2@db/traces")
+        .await
+        .expect_err("mysql");
+    assert!(matches!(err, StoreError::InvalidUrl { .. }), "{err:?}");
+    assert!(!format!("{err} {err:?}").contains("hunter2"), "{err}");
+
+    // Nothing listens on port 1: the connection is refused.
+    let err = Store::open("postgres://app:hunter2@127.0.0.1:1/traces?sslmode=disable")
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(
+            err,
+            StoreError::Open {
+                backend: "postgres",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let shown = format!("{err} {err:?}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(shown.contains("app:****@127.0.0.1:1"), "{shown}");
+}
+
+#[tokio::test]
+async fn unopenable_sqlite_paths_are_open_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The path is a directory.
+    let err = Store::open(dir.path().to_str().expect("utf-8 path"))
+        .await
+        .expect_err("directory");
+    assert!(
+        matches!(
+            err,
+            StoreError::Open {
+                backend: "sqlite",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // A parent is a file.
+    let file = dir.path().join("file");
+    std::fs::write(&file, "not a directory").expect("write");
+    let err = Store::open(&format!("sqlite:{}/sub/traces.db", file.display()))
+        .await
+        .expect_err("parent is a file");
+    assert!(
+        matches!(
+            err,
+            StoreError::Open {
+                backend: "sqlite",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("cannot create directory"), "{err}");
+}
+
+// ---- PostgreSQL -------------------------------------------------------------
+
+#[tokio::test]
+async fn postgres_roundtrip_isolation_and_duplicates() {
+    let Ok(url) = std::env::var("GROUNDCITE_TEST_POSTGRES_URL") else {
+        println!("skipped: set GROUNDCITE_TEST_POSTGRES_URL");
+        return;
+    };
+    let store = Store::open(&url).await.expect("open postgres");
+    assert_eq!(store.backend(), "postgres");
+    if let Some(password) = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.rsplit_once('@'))
+        .and_then(|(userinfo, _)| userinfo.split_once(':'))
+        .map(|(_, password)| password)
+        .filter(|password| !password.is_empty())
+    {
+        assert!(!format!("{store:?}").contains(password));
+    }
+    check_roundtrip(&store).await;
+    check_tenant_isolation(&store).await;
+    check_duplicate(&store).await;
+    assert_eq!(
+        store.durability().await.expect("durability").journal_mode,
+        None
+    );
+    store.close().await;
+
+    // Reopening (migrations already applied) from several tasks at once.
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let url = url.clone();
+        tasks.push(tokio::spawn(async move {
+            Store::open(&url).await.expect("reopen").close().await;
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+
+    // Retention, on timestamps no other test uses.
+    let store = Store::open(&url).await.expect("reopen");
+    let mut old = TraceRecord::new(new_id(), "ask");
+    old.created_at = at_ms(315_532_800_000); // 1980
+    let mut newer = TraceRecord::new(new_id(), "ask");
+    newer.created_at = at_ms(631_152_000_000); // 1990
+    store.insert(&old).await.expect("insert");
+    store.insert(&newer).await.expect("insert");
+    assert!(
+        store
+            .purge_older_than(at_ms(473_385_600_000))
+            .await
+            .expect("purge")
+            >= 1
+    );
+    assert_eq!(store.get(&old.trace_id, None).await.expect("get"), None);
+    assert!(
+        store
+            .get(&newer.trace_id, None)
+            .await
+            .expect("get")
+            .is_some()
+    );
+    assert!(
+        store
+            .purge_older_than(at_ms(946_684_800_000))
+            .await
+            .expect("purge")
+            >= 1
+    );
+    store.close().await;
+}

@@ -1,0 +1,410 @@
+//! Heading- and paragraph-aware chunking whose chunks are exact substrings of
+//! the source.
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+use crate::markdown::{self, Fence};
+
+/// How documents are cut into chunks.
+///
+/// Sizes count Unicode scalar values (`char`s), not bytes. `max_chars` below 1
+/// is treated as 1; `overlap_chars` is clamped to a quarter of `max_chars` so
+/// that every split makes real progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChunkerConfig {
+    /// Upper bound on a chunk's length, in `char`s (default 1200). Every
+    /// chunk respects it.
+    pub max_chars: usize,
+    /// How much consecutive pieces of one split paragraph share, in `char`s
+    /// (default 150). The shared text starts at a word boundary.
+    pub overlap_chars: usize,
+}
+
+impl Default for ChunkerConfig {
+    fn default() -> Self {
+        ChunkerConfig {
+            max_chars: 1200,
+            overlap_chars: 150,
+        }
+    }
+}
+
+impl ChunkerConfig {
+    fn effective(&self) -> (usize, usize) {
+        let max = self.max_chars.max(1);
+        (max, self.overlap_chars.min(max / 4))
+    }
+}
+
+/// One chunk of a document, as produced by [`chunk_document`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocChunk {
+    /// `"<relative/path>#chunk-<N>"`, `N` counting from **1** in document
+    /// order. Same path and same text give the same IDs.
+    pub chunk_id: String,
+    /// The chunk's text: exactly `text[byte_range]` of the source, so a
+    /// verbatim quote of the chunk is a verbatim quote of the file.
+    pub content: String,
+    /// Byte offsets of `content` in the text given to [`chunk_document`].
+    pub byte_range: Range<usize>,
+    /// Texts of the Markdown headings in force where the chunk's body starts,
+    /// outermost first (`["Refund policy", "Refund window"]`). Empty for text
+    /// before the first heading and for `.txt` files.
+    pub heading_path: Vec<String>,
+}
+
+/// Builds the ID of the `ordinal`-th chunk (from 1) of `rel_path`.
+pub fn chunk_id(rel_path: &str, ordinal: usize) -> String {
+    format!("{rel_path}#chunk-{ordinal}")
+}
+
+/// Whether a file is chunked as plain text (paragraphs only) rather than as
+/// Markdown: its name ends with `.txt`, in any case.
+pub(crate) fn is_plain_text(rel_path: &str) -> bool {
+    rel_path
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("txt"))
+}
+
+/// A block of the source: one heading line, one paragraph (lines up to a
+/// blank line), or one fenced code block.
+#[derive(Debug)]
+struct Block<'a> {
+    start: usize,
+    end: usize,
+    heading: Option<(usize, &'a str)>,
+}
+
+fn blocks<'a>(text: &'a str, markdown: bool) -> Vec<Block<'a>> {
+    let from = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut out = Vec::new();
+    let mut current: Option<(usize, usize)> = None;
+    let mut fence: Option<Fence> = None;
+    let flush = |current: &mut Option<(usize, usize)>, out: &mut Vec<Block<'a>>| {
+        if let Some((start, end)) = current.take() {
+            out.push(Block {
+                start,
+                end,
+                heading: None,
+            });
+        }
+    };
+    for line in markdown::lines(text, from) {
+        let s = &text[line.start..line.end];
+        if let Some(open) = fence {
+            // Inside a fence: blank lines and `#` lines belong to the code.
+            current = Some((current.map_or(line.start, |(start, _)| start), line.end));
+            if markdown::fence_closes(s, open) {
+                fence = None;
+                flush(&mut current, &mut out);
+            }
+            continue;
+        }
+        if markdown::is_blank(s) {
+            flush(&mut current, &mut out);
+            continue;
+        }
+        if markdown {
+            if let Some(heading) = markdown::atx_heading(s) {
+                flush(&mut current, &mut out);
+                out.push(Block {
+                    start: line.start,
+                    end: line.end,
+                    heading: Some(heading),
+                });
+                continue;
+            }
+            if let Some(open) = markdown::fence_open(s) {
+                flush(&mut current, &mut out);
+                current = Some((line.start, line.end));
+                fence = Some(open);
+                continue;
+            }
+        }
+        current = Some((current.map_or(line.start, |(start, _)| start), line.end));
+    }
+    flush(&mut current, &mut out);
+    out
+}
+
+/// Byte position after `n` chars from `from`, or `end` if the text runs out.
+fn advance_chars(text: &str, from: usize, end: usize, n: usize) -> usize {
+    text[from..end]
+        .char_indices()
+        .nth(n)
+        .map_or(end, |(i, _)| from + i)
+}
+
+fn char_len(text: &str, range: Range<usize>) -> usize {
+    text[range].chars().count()
+}
+
+fn skip_whitespace(text: &str, from: usize, end: usize) -> usize {
+    text[from..end]
+        .char_indices()
+        .find(|(_, c)| !c.is_whitespace())
+        .map_or(end, |(i, _)| from + i)
+}
+
+fn trim_range(text: &str, range: Range<usize>) -> Range<usize> {
+    let slice = &text[range.clone()];
+    let start = range.start + (slice.len() - slice.trim_start().len());
+    let end = range.start + slice.trim_end().len();
+    start..end.max(start)
+}
+
+/// Where to end a piece that starts at `start` and may run to `limit` (which
+/// is `max` chars away): the last sentence end in the second half of the
+/// window, else the last word end there, else `limit` itself (a char
+/// boundary). Always `> start`.
+fn find_cut(text: &str, start: usize, limit: usize, max: usize) -> usize {
+    let lower = (max / 2).max(1);
+    let mut sentence = None;
+    let mut word = None;
+    let mut prev: Option<char> = None;
+    let mut prev2: Option<char> = None;
+    let window_end = advance_chars(text, limit, text.len(), 1);
+    for (count, (off, ch)) in text[start..window_end].char_indices().enumerate() {
+        let pos = start + off;
+        if count >= lower
+            && let Some(p) = prev
+        {
+            let closes_sentence = |c: char| matches!(c, '.' | '!' | '?');
+            let after_close =
+                matches!(p, '"' | '\'' | ')' | ']') && prev2.is_some_and(closes_sentence);
+            if (ch.is_whitespace() && (closes_sentence(p) || after_close))
+                || matches!(p, '\u{3002}' | '\u{ff01}' | '\u{ff1f}')
+            {
+                sentence = Some(pos);
+            }
+            if ch.is_whitespace() && !p.is_whitespace() {
+                word = Some(pos);
+            }
+        }
+        prev2 = prev;
+        prev = Some(ch);
+    }
+    sentence.or(word).unwrap_or(limit)
+}
+
+/// Splits `range` (longer than `max` chars) into pieces of at most `max`
+/// chars, consecutive pieces sharing about `overlap` chars.
+fn split_long(text: &str, range: Range<usize>, max: usize, overlap: usize) -> Vec<Range<usize>> {
+    let end = range.end;
+    let mut out = Vec::new();
+    let mut start = skip_whitespace(text, range.start, end);
+    while start < end {
+        let limit = advance_chars(text, start, end, max);
+        if limit >= end {
+            out.push(start..end);
+            break;
+        }
+        let cut = find_cut(text, start, limit, max);
+        out.push(start..cut);
+        let mut next = cut;
+        if overlap > 0 {
+            // Back up `overlap` chars, then forward to the next word start.
+            let back = text[start..cut]
+                .char_indices()
+                .rev()
+                .nth(overlap - 1)
+                .map_or(start, |(i, _)| start + i);
+            let mut prev_ws = back == start
+                || text[..back]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_whitespace);
+            for (off, ch) in text[back..cut].char_indices() {
+                if !ch.is_whitespace() && prev_ws {
+                    let candidate = back + off;
+                    if candidate > start {
+                        next = candidate;
+                        break;
+                    }
+                }
+                prev_ws = ch.is_whitespace();
+            }
+        }
+        start = skip_whitespace(text, next, end);
+    }
+    out
+}
+
+/// The chunk being packed.
+struct Pending {
+    start: usize,
+    end: usize,
+    has_body: bool,
+    heading_path: Option<Vec<String>>,
+}
+
+/// Cuts one document into chunks.
+///
+/// * A Markdown heading starts a new chunk, which keeps the heading line as
+///   its first line; headings with nothing between them share a chunk.
+/// * Paragraphs (separated by blank lines; a fenced code block counts as one)
+///   are packed into a chunk while it stays within `cfg.max_chars`.
+/// * A paragraph longer than that is split at sentence ends, else at white
+///   space, else at a character boundary; consecutive pieces overlap by about
+///   `cfg.overlap_chars`, starting at a word boundary.
+/// * Every chunk's `content` is `text[byte_range]`, trimmed of white space,
+///   never empty, and at most `max_chars` chars long.
+/// * Files whose name ends with `.txt` are chunked by paragraphs only.
+/// * A leading byte-order mark is ignored.
+///
+/// `rel_path` should use forward slashes; it only names the chunks (and picks
+/// plain text vs Markdown). The function is pure: same input, same output.
+pub fn chunk_document(rel_path: &str, text: &str, cfg: &ChunkerConfig) -> Vec<DocChunk> {
+    let (max, overlap) = cfg.effective();
+    let markdown = !is_plain_text(rel_path);
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut ranges: Vec<(Range<usize>, Vec<String>)> = Vec::new();
+    let mut pending: Option<Pending> = None;
+    let path_of = |stack: &[(usize, String)]| -> Vec<String> {
+        stack.iter().map(|(_, t)| t.clone()).collect()
+    };
+
+    let emit = |p: Pending, stack: &[(usize, String)], ranges: &mut Vec<_>| {
+        let path = p.heading_path.unwrap_or_else(|| path_of(stack));
+        ranges.push((p.start..p.end, path));
+    };
+
+    for block in blocks(text, markdown) {
+        if let Some((level, title)) = block.heading {
+            if pending.as_ref().is_some_and(|p| p.has_body)
+                && let Some(p) = pending.take()
+            {
+                emit(p, &stack, &mut ranges);
+            }
+            while stack.last().is_some_and(|(l, _)| *l >= level) {
+                stack.pop();
+            }
+            if !title.is_empty() {
+                stack.push((level, title.to_owned()));
+            }
+        }
+        let is_body = block.heading.is_none();
+        let body_path = || is_body.then(|| path_of(&stack));
+        // Try to pack the block into the pending chunk.
+        if let Some(p) = pending.as_mut()
+            && char_len(text, p.start..block.end) <= max
+        {
+            p.end = block.end;
+            if is_body && !p.has_body {
+                p.has_body = true;
+                p.heading_path = body_path();
+            }
+            continue;
+        }
+        // It does not fit. Headings alone make a poor chunk: keep them as the
+        // start of the split; otherwise close the pending chunk first.
+        let split_from = match pending.take() {
+            Some(p) if !p.has_body => p.start,
+            Some(p) => {
+                emit(p, &stack, &mut ranges);
+                block.start
+            }
+            None => block.start,
+        };
+        if char_len(text, split_from..block.end) <= max {
+            pending = Some(Pending {
+                start: split_from,
+                end: block.end,
+                has_body: is_body,
+                heading_path: body_path(),
+            });
+        } else {
+            let path = path_of(&stack);
+            for piece in split_long(text, split_from..block.end, max, overlap) {
+                ranges.push((piece, path.clone()));
+            }
+        }
+    }
+    if let Some(p) = pending.take() {
+        emit(p, &stack, &mut ranges);
+    }
+
+    ranges
+        .into_iter()
+        .map(|(range, path)| (trim_range(text, range), path))
+        .filter(|(range, _)| !range.is_empty())
+        .enumerate()
+        .map(|(i, (range, heading_path))| DocChunk {
+            chunk_id: chunk_id(rel_path, i + 1),
+            content: text[range.clone()].to_owned(),
+            byte_range: range,
+            heading_path,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contents(chunks: &[DocChunk]) -> Vec<&str> {
+        chunks.iter().map(|c| c.content.as_str()).collect()
+    }
+
+    #[test]
+    fn headings_start_chunks_and_keep_their_line() {
+        let text = "# Title\n\nIntro.\n\n## A\n\nAlpha.\n\n## B\n\nBeta.\n";
+        let chunks = chunk_document("doc.md", text, &ChunkerConfig::default());
+        assert_eq!(
+            contents(&chunks),
+            ["# Title\n\nIntro.", "## A\n\nAlpha.", "## B\n\nBeta."]
+        );
+        assert_eq!(chunks[0].chunk_id, "doc.md#chunk-1");
+        assert_eq!(chunks[2].heading_path, ["Title", "B"]);
+        assert_eq!(chunks[0].heading_path, ["Title"]);
+    }
+
+    #[test]
+    fn adjacent_headings_share_a_chunk() {
+        let text = "# Title\n## Sub\nBody.";
+        let chunks = chunk_document("a.md", text, &ChunkerConfig::default());
+        assert_eq!(contents(&chunks), [text]);
+        assert_eq!(chunks[0].heading_path, ["Title", "Sub"]);
+    }
+
+    #[test]
+    fn fenced_hash_is_not_a_heading() {
+        let text = "# T\n\n```sh\n# comment\n\necho hi\n```\n\nAfter.";
+        let chunks = chunk_document("a.md", text, &ChunkerConfig::default());
+        assert_eq!(contents(&chunks), [text]);
+    }
+
+    #[test]
+    fn txt_has_no_headings() {
+        let text = "# not a heading\n\nbody";
+        let chunks = chunk_document("notes.TXT", text, &ChunkerConfig::default());
+        assert_eq!(contents(&chunks), [text]);
+        assert!(chunks[0].heading_path.is_empty());
+    }
+
+    #[test]
+    fn bom_and_blank_documents() {
+        assert!(chunk_document("a.md", "", &ChunkerConfig::default()).is_empty());
+        assert!(chunk_document("a.md", " \n\t\n", &ChunkerConfig::default()).is_empty());
+        let chunks = chunk_document("a.md", "\u{feff}# T\nx", &ChunkerConfig::default());
+        assert_eq!(contents(&chunks), ["# T\nx"]);
+        assert_eq!(chunks[0].heading_path, ["T"]);
+    }
+
+    #[test]
+    fn cut_prefers_sentence_then_word_then_char() {
+        let text = "Aaaa bbbb. Cccc dddd eeee";
+        let max = 16;
+        let limit = advance_chars(text, 0, text.len(), max);
+        assert_eq!(&text[..find_cut(text, 0, limit, max)], "Aaaa bbbb.");
+        let text = "aaaa bbbb cccc dddd";
+        let limit = advance_chars(text, 0, text.len(), max);
+        assert_eq!(&text[..find_cut(text, 0, limit, max)], "aaaa bbbb cccc");
+        let text = "abcdefghijklmnopqrstuvwxyz";
+        let limit = advance_chars(text, 0, text.len(), max);
+        assert_eq!(find_cut(text, 0, limit, max), 16);
+    }
+}

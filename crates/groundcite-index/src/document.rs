@@ -1,0 +1,119 @@
+//! Per-document metadata: title and source URL.
+
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+
+use crate::chunker::is_plain_text;
+use crate::markdown::{self, Fence};
+
+/// The title of a document: its first level-1 ATX heading (`# Title`), else
+/// its first heading of any level, else the file name (last segment of
+/// `rel_path`). Headings inside fenced code blocks do not count; `.txt` files
+/// always get their file name.
+pub fn document_title(rel_path: &str, text: &str) -> String {
+    let file_name = rel_path.rsplit('/').next().unwrap_or(rel_path).to_owned();
+    if is_plain_text(rel_path) {
+        return file_name;
+    }
+    let from = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut first_any: Option<&str> = None;
+    let mut fence: Option<Fence> = None;
+    for line in markdown::lines(text, from) {
+        let s = &text[line.start..line.end];
+        if let Some(open) = fence {
+            if markdown::fence_closes(s, open) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(open) = markdown::fence_open(s) {
+            fence = Some(open);
+            continue;
+        }
+        if let Some((level, title)) = markdown::atx_heading(s) {
+            if title.is_empty() {
+                continue;
+            }
+            if level == 1 {
+                return title.to_owned();
+            }
+            first_any.get_or_insert(title);
+        }
+    }
+    first_any.map_or(file_name, str::to_owned)
+}
+
+/// Characters escaped in a URL path segment: controls, space, and everything
+/// RFC 3986 does not allow there unescaped (`/` is escaped too: we join the
+/// segments ourselves).
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// `base_url` joined with `rel_path`, each path segment percent-encoded
+/// (non-ASCII as UTF-8). A `/` is inserted between them unless `base_url`
+/// already ends with one. `None` when there is no base URL.
+///
+/// ```
+/// use groundcite_index::source_url;
+/// assert_eq!(
+///     source_url(Some("https://help.example.com/docs"), "privacy/data export.md").as_deref(),
+///     Some("https://help.example.com/docs/privacy/data%20export.md"),
+/// );
+/// assert_eq!(source_url(None, "a.md"), None);
+/// ```
+pub fn source_url(base_url: Option<&str>, rel_path: &str) -> Option<String> {
+    let base = base_url?;
+    let mut url = base.to_owned();
+    if !url.ends_with('/') {
+        url.push('/');
+    }
+    for (i, segment) in rel_path.split('/').enumerate() {
+        if i > 0 {
+            url.push('/');
+        }
+        url.extend(utf8_percent_encode(segment, SEGMENT));
+    }
+    Some(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn title_rules() {
+        assert_eq!(document_title("a/b.md", "## Sub\n# Main\n"), "Main");
+        assert_eq!(document_title("a/b.md", "text\n### Only\n"), "Only");
+        assert_eq!(document_title("a/b.md", "no headings"), "b.md");
+        assert_eq!(document_title("b.md", "```\n# code\n```\n"), "b.md");
+        assert_eq!(document_title("b.md", "#\n# Real"), "Real");
+        assert_eq!(document_title("b.txt", "# Not markdown"), "b.txt");
+        assert_eq!(document_title("b.md", "\u{feff}# Bom"), "Bom");
+    }
+
+    #[test]
+    fn url_joining() {
+        assert_eq!(
+            source_url(Some("https://x.example/"), "a b/c#d?.md").as_deref(),
+            Some("https://x.example/a%20b/c%23d%3F.md")
+        );
+        assert_eq!(
+            source_url(Some("https://x.example/h"), "日本.md").as_deref(),
+            Some("https://x.example/h/%E6%97%A5%E6%9C%AC.md")
+        );
+    }
+}

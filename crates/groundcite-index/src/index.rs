@@ -1,0 +1,501 @@
+//! The on-disk index: incremental updates and BM25 search.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use groundcite_core::Chunk;
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, BoostQuery, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+use tantivy::{IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::chunker::{ChunkerConfig, chunk_document};
+use crate::document::{document_title, source_url};
+use crate::error::{IndexError, IndexErrorKind};
+use crate::manifest::{FileEntry, Manifest, Settings, hash_hex};
+use crate::walk::{Walk, find_documents};
+
+/// Files larger than this (10 MiB) are skipped.
+pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// At most this many distinct query terms are searched; the rest of a very
+/// long query is ignored.
+pub const MAX_QUERY_TERMS: usize = 64;
+
+/// Weight of a match in the document title, relative to one in the content.
+const TITLE_BOOST: f32 = 1.5;
+/// Weight of a match in the chunk's headings, relative to one in the content.
+const HEADINGS_BOOST: f32 = 1.5;
+
+/// Name of the analyzer registered with tantivy.
+const ANALYZER: &str = "groundcite_en";
+
+/// Indexing memory budget; one indexing thread.
+const WRITER_MEMORY_BYTES: usize = 50_000_000;
+
+/// Words too common in questions and help text to help ranking. Lucene's
+/// English list plus question words and pronouns.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with", // Lucene
+    "how", "what", "when", "where", "which", "who", "why", "do", "does", "did", "i", "me", "my",
+    "you", "your", "we", "our", "us", "can", "could", "would", "should", "have", "has", "from",
+];
+
+/// What [`Index::update`] indexes and how.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexConfig {
+    /// How documents are cut into chunks.
+    pub chunker: ChunkerConfig,
+    /// When set, each chunk's `source_url` is this URL joined with the
+    /// document's relative path (see [`source_url`]).
+    pub base_url: Option<String>,
+}
+
+/// Progress of an update, reported once per document as it is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress<'a> {
+    /// Documents handled so far, this one included.
+    pub done: usize,
+    /// Documents found.
+    pub total: usize,
+    /// Relative path of the document just handled.
+    pub path: &'a str,
+}
+
+/// What an update did. Counts are files unless said otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpdateReport {
+    /// Files indexed for the first time.
+    pub added: usize,
+    /// Files re-indexed: their content changed, or the settings did (a
+    /// change of chunker configuration or base URL re-indexes everything).
+    pub changed: usize,
+    /// Files whose chunks were removed: deleted, or now skipped.
+    pub removed: usize,
+    /// Files left as they were (not read past hashing, not re-chunked).
+    pub unchanged: usize,
+    /// Chunks written by this update.
+    pub chunks: usize,
+    /// Chunks in the index after the update.
+    pub total_chunks: usize,
+    /// Documents not indexed, as (relative path, reason): invalid UTF-8, over
+    /// [`MAX_FILE_BYTES`], unreadable, symbolic links, unusable names.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Size of the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexStats {
+    /// Documents indexed.
+    pub documents: usize,
+    /// Chunks searchable.
+    pub chunks: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    chunk_id: Field,
+    path: Field,
+    title: Field,
+    headings: Field,
+    content: Field,
+    url: Field,
+    page: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let analyzed = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        chunk_id: builder.add_text_field("chunk_id", STRING | STORED),
+        path: builder.add_text_field("path", STRING | STORED),
+        title: builder.add_text_field("title", analyzed.clone().set_stored()),
+        headings: builder.add_text_field("headings", analyzed.clone()),
+        content: builder.add_text_field("content", analyzed.set_stored()),
+        url: builder.add_text_field("url", STORED),
+        page: builder.add_u64_field("page", STORED),
+    };
+    (builder.build(), fields)
+}
+
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::remove(
+            STOP_WORDS.iter().map(|w| (*w).to_owned()),
+        ))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// An embedded corpus index: a directory holding a tantivy BM25 index of
+/// document chunks and a manifest of the files it holds.
+///
+/// One [`Index`] may search while another process reads; only one may
+/// [`update`](Index::update) at a time (others get
+/// [`IndexErrorKind::Locked`]).
+pub struct Index {
+    dir: PathBuf,
+    index: tantivy::Index,
+    reader: IndexReader,
+    fields: Fields,
+    manifest: Manifest,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("dir", &self.dir)
+            .field("documents", &self.manifest.files.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Index {
+    /// Opens the index in `index_dir`, creating the directory and an empty
+    /// index if needed. Refuses a non-empty directory that holds no index.
+    pub fn open_or_create(index_dir: &Path) -> Result<Index, IndexError> {
+        fs::create_dir_all(index_dir)
+            .map_err(|e| IndexError::io("create directory", index_dir, e))?;
+        let dir = index_dir.to_owned();
+        let engine = |e| IndexError::engine(&dir, e);
+        let (schema, fields) = schema();
+        let exists = dir.join("meta.json").is_file();
+        if !exists {
+            let mut entries =
+                fs::read_dir(&dir).map_err(|e| IndexError::io("read directory", &dir, e))?;
+            if entries.next().is_some() {
+                return Err(IndexErrorKind::NotAnIndex { path: dir }.into());
+            }
+        }
+        let directory =
+            MmapDirectory::open(&dir).map_err(|e| engine(tantivy::TantivyError::from(e)))?;
+        let index = if exists {
+            let index = tantivy::Index::open(directory).map_err(engine)?;
+            if index.schema() != schema {
+                return Err(IndexErrorKind::IncompatibleSchema { path: dir }.into());
+            }
+            index
+        } else {
+            tantivy::Index::create(directory, schema, IndexSettings::default()).map_err(engine)?
+        };
+        index.tokenizers().register(ANALYZER, analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(engine)?;
+        let manifest = Manifest::load(&dir)?;
+        Ok(Index {
+            dir,
+            index,
+            reader,
+            fields,
+            manifest,
+        })
+    }
+
+    /// The index directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Documents and chunks currently searchable.
+    pub fn stats(&self) -> IndexStats {
+        IndexStats {
+            documents: self.manifest.files.len(),
+            chunks: usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Brings the index in line with the `.md`, `.markdown` and `.txt` files
+    /// under `docs_dir` (recursively; hidden entries, symbolic links and the
+    /// index directory itself are left out).
+    ///
+    /// Only what changed is touched: files whose bytes hash as before are not
+    /// re-read into chunks; changed files have their old chunks replaced;
+    /// deleted files lose theirs. A change of `cfg` (chunker or base URL)
+    /// re-indexes everything. Files that cannot be indexed are listed in
+    /// [`UpdateReport::skipped`]; if they were indexed before, their chunks
+    /// are removed. `progress` is called once per file found.
+    pub fn update(
+        &mut self,
+        docs_dir: &Path,
+        cfg: &IndexConfig,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<UpdateReport, IndexError> {
+        let dir = self.dir.clone();
+        let engine = |e| IndexError::engine(&dir, e);
+        let settings = Settings::new(cfg.chunker, cfg.base_url.clone());
+        let rebuild = self.manifest.settings.as_ref() != Some(&settings);
+        let Walk { found, skipped } = find_documents(docs_dir, &self.dir)?;
+        let mut report = UpdateReport {
+            skipped,
+            ..UpdateReport::default()
+        };
+
+        let mut writer: Option<IndexWriter> = None;
+        let open_writer = |writer: &mut Option<IndexWriter>| -> Result<(), IndexError> {
+            if writer.is_none() {
+                let w = self
+                    .index
+                    .writer_with_num_threads(1, WRITER_MEMORY_BYTES)
+                    .map_err(engine)?;
+                if rebuild {
+                    w.delete_all_documents().map_err(engine)?;
+                }
+                *writer = Some(w);
+            }
+            Ok(())
+        };
+        if rebuild {
+            open_writer(&mut writer)?;
+        }
+
+        let old_files = &self.manifest.files;
+        let mut new_files = std::collections::BTreeMap::new();
+        let total = found.len();
+        for (i, doc) in found.iter().enumerate() {
+            let outcome = read_document(&doc.abs);
+            progress(Progress {
+                done: i + 1,
+                total,
+                path: &doc.rel,
+            });
+            let bytes = match outcome {
+                Ok(bytes) => bytes,
+                Err(reason) => {
+                    report.skipped.push((doc.rel.clone(), reason));
+                    continue;
+                }
+            };
+            let hash = hash_hex(&bytes);
+            let old = old_files.get(&doc.rel);
+            if let Some(old) = old.filter(|old| !rebuild && old.xxh3_128 == hash) {
+                report.unchanged += 1;
+                report.total_chunks += old.chunks;
+                new_files.insert(doc.rel.clone(), old.clone());
+                continue;
+            }
+            let text = match std::str::from_utf8(&bytes) {
+                Ok(text) => text,
+                Err(e) => {
+                    report.skipped.push((
+                        doc.rel.clone(),
+                        format!("not valid UTF-8 (bad byte at offset {})", e.valid_up_to()),
+                    ));
+                    continue;
+                }
+            };
+            open_writer(&mut writer)?;
+            let Some(w) = writer.as_ref() else {
+                continue;
+            };
+            w.delete_term(Term::from_field_text(self.fields.path, &doc.rel));
+            let n = self.add_document(w, &doc.rel, text, cfg)?;
+            if old.is_some() {
+                report.changed += 1;
+            } else {
+                report.added += 1;
+            }
+            report.chunks += n;
+            report.total_chunks += n;
+            new_files.insert(
+                doc.rel.clone(),
+                FileEntry {
+                    xxh3_128: hash,
+                    bytes: bytes.len() as u64,
+                    chunks: n,
+                },
+            );
+        }
+        for rel in old_files.keys().filter(|k| !new_files.contains_key(*k)) {
+            report.removed += 1;
+            open_writer(&mut writer)?;
+            if let Some(w) = writer.as_ref() {
+                w.delete_term(Term::from_field_text(self.fields.path, rel));
+            }
+        }
+        report.skipped.sort();
+
+        if let Some(mut w) = writer {
+            w.commit().map_err(engine)?;
+            w.wait_merging_threads().map_err(engine)?;
+            self.reader.reload().map_err(engine)?;
+        }
+        let manifest = Manifest {
+            settings: Some(settings),
+            files: new_files,
+        };
+        if manifest != self.manifest {
+            manifest.save(&self.dir)?;
+            self.manifest = manifest;
+        }
+        Ok(report)
+    }
+
+    fn add_document(
+        &self,
+        writer: &IndexWriter,
+        rel: &str,
+        text: &str,
+        cfg: &IndexConfig,
+    ) -> Result<usize, IndexError> {
+        let f = self.fields;
+        let title = document_title(rel, text);
+        let url = source_url(cfg.base_url.as_deref(), rel);
+        let chunks = chunk_document(rel, text, &cfg.chunker);
+        for chunk in &chunks {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.chunk_id, &chunk.chunk_id);
+            doc.add_text(f.path, rel);
+            doc.add_text(f.title, &title);
+            doc.add_text(f.headings, chunk.heading_path.join("\n"));
+            doc.add_text(f.content, &chunk.content);
+            if let Some(url) = &url {
+                doc.add_text(f.url, url);
+            }
+            writer
+                .add_document(doc)
+                .map_err(|e| IndexError::engine(&self.dir, e))?;
+        }
+        Ok(chunks.len())
+    }
+
+    /// The `top_k` chunks that best match `query` (BM25 over the content,
+    /// the document title and the chunk's headings, titles and headings
+    /// weighted 1.5), best first, each with `score: Some(bm25)`.
+    ///
+    /// `query` is plain user text, never query syntax: it is cut into words
+    /// by the index's own analyzer (lower-cased, English stop words dropped,
+    /// stemmed) and any word may match. Nothing in it can cause an error; an
+    /// empty query, or one of stop words only, finds nothing. Only the first
+    /// [`MAX_QUERY_TERMS`] distinct words count.
+    pub fn search(&self, query: &str, top_k: usize) -> Result<Vec<Chunk>, IndexError> {
+        let searcher = self.reader.searcher();
+        let limit = top_k.min(usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX));
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let f = self.fields;
+        let mut analyzer = analyzer();
+        let mut stream = analyzer.token_stream(query);
+        let mut words = BTreeSet::new();
+        let mut ordered = Vec::new();
+        while ordered.len() < MAX_QUERY_TERMS && stream.advance() {
+            let word = stream.token().text.clone();
+            if words.insert(word.clone()) {
+                ordered.push(word);
+            }
+        }
+        if ordered.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<Box<dyn Query>> = Vec::with_capacity(ordered.len() * 3);
+        for word in &ordered {
+            let term = |field| {
+                TermQuery::new(
+                    Term::from_field_text(field, word),
+                    IndexRecordOption::WithFreqs,
+                )
+            };
+            clauses.push(Box::new(term(f.content)));
+            clauses.push(Box::new(BoostQuery::new(
+                Box::new(term(f.title)),
+                TITLE_BOOST,
+            )));
+            clauses.push(Box::new(BoostQuery::new(
+                Box::new(term(f.headings)),
+                HEADINGS_BOOST,
+            )));
+        }
+        let query = BooleanQuery::union(clauses);
+        let hits = searcher
+            .search(&query, &TopDocs::with_limit(limit).order_by_score())
+            .map_err(|e| IndexError::engine(&self.dir, e))?;
+        hits.into_iter()
+            .map(|(score, address)| {
+                let doc: TantivyDocument = searcher
+                    .doc(address)
+                    .map_err(|e| IndexError::engine(&self.dir, e))?;
+                Ok(self.to_chunk(&doc, Some(f64::from(score))))
+            })
+            .collect()
+    }
+
+    /// The chunk with this ID, if indexed (with `score: None`).
+    pub fn get(&self, chunk_id: &str) -> Result<Option<Chunk>, IndexError> {
+        let searcher = self.reader.searcher();
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.chunk_id, chunk_id),
+            IndexRecordOption::Basic,
+        );
+        let hits = searcher
+            .search(&query, &TopDocs::with_limit(1).order_by_score())
+            .map_err(|e| IndexError::engine(&self.dir, e))?;
+        let Some((_, address)) = hits.into_iter().next() else {
+            return Ok(None);
+        };
+        let doc: TantivyDocument = searcher
+            .doc(address)
+            .map_err(|e| IndexError::engine(&self.dir, e))?;
+        Ok(Some(self.to_chunk(&doc, None)))
+    }
+
+    fn to_chunk(&self, doc: &TantivyDocument, score: Option<f64>) -> Chunk {
+        let f = self.fields;
+        let text = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_owned))
+        };
+        Chunk {
+            chunk_id: text(f.chunk_id).unwrap_or_default(),
+            content: text(f.content).unwrap_or_default(),
+            source_title: text(f.title),
+            source_url: text(f.url),
+            page_number: doc
+                .get_first(f.page)
+                .and_then(|v| v.as_u64())
+                .and_then(|p| u32::try_from(p).ok()),
+            score,
+        }
+    }
+}
+
+/// Reads a document's bytes, or says why it is skipped.
+fn read_document(path: &Path) -> Result<Vec<u8>, String> {
+    let file = fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot read metadata: {e}"))?
+        .len();
+    let too_large = |len: u64| format!("file is {len} bytes; the limit is {MAX_FILE_BYTES}");
+    if len > MAX_FILE_BYTES {
+        return Err(too_large(len));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}

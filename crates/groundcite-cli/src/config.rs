@@ -6,7 +6,7 @@
 //! that holds one is rejected, so a key cannot end up in version control.
 //!
 //! ```toml
-//! provider = "azure"          # azure | openai | anthropic | anthropic-citations | openai-compatible
+//! provider = "azure"          # local (default) | azure | openai | anthropic | anthropic-citations | openai-compatible
 //! max_tokens = 4096
 //! temperature = 0.0
 //! timeout_secs = 120          # one attempt, body included
@@ -37,6 +37,19 @@
 //! response_format = "json_schema"     # or "json_object"
 //! token_limit_field = "max_tokens"    # or "max_completion_tokens"
 //! stream_usage = true
+//!
+//! [local]                     # the embedded model (the default provider)
+//! model_path = "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+//! quotes = "verbatim"         # whole sentences; or "words", or "free"
+//! claim_text = "extractive"   # or "free"
+//! threads = 2
+//!
+//! [ask]                       # `groundcite ask`
+//! docs = "corpus/sample"
+//! index = ".groundcite/index" # default: a cache directory per docs folder
+//! base_url = "https://help.example.com/" # source_url = base_url + path
+//! top_k = 3
+//! database = "traces.sqlite3" # or postgres://…; default: the data directory
 //! ```
 
 use std::path::Path;
@@ -66,6 +79,31 @@ pub struct FileConfig {
     pub anthropic: AnthropicSection,
     #[serde(default)]
     pub openai_compatible: CompatSection,
+    #[serde(default)]
+    pub local: LocalSection,
+    #[serde(default)]
+    pub ask: AskSection,
+}
+
+/// `[local]`: the embedded model.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalSection {
+    pub model_path: Option<String>,
+    pub quotes: Option<String>,
+    pub claim_text: Option<String>,
+    pub threads: Option<u32>,
+}
+
+/// `[ask]`: the embedded corpus and trace store.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AskSection {
+    pub docs: Option<String>,
+    pub index: Option<String>,
+    pub base_url: Option<String>,
+    pub top_k: Option<usize>,
+    pub database: Option<String>,
 }
 
 /// `[openai]`.

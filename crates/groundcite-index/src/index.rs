@@ -50,6 +50,8 @@ const STOP_WORDS: &[&str] = &[
     "they", "this", "to", "was", "will", "with", // Lucene
     "how", "what", "when", "where", "which", "who", "why", "do", "does", "did", "i", "me", "my",
     "you", "your", "we", "our", "us", "can", "could", "would", "should", "have", "has", "from",
+    // Degree words of questions ("how much", "too many"): they name no topic.
+    "much", "many", "too", "very",
 ];
 
 /// What [`Index::update`] indexes and how.
@@ -132,6 +134,28 @@ fn schema() -> (Schema, Fields) {
         page: builder.add_u64_field("page", STORED),
     };
     (builder.build(), fields)
+}
+
+/// How much of a question some chunks cover ([`Index::coverage`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coverage {
+    /// Share of the question's words, weighted by inverse document
+    /// frequency, found in the chunks (0 to 1).
+    pub share: f64,
+    /// The question's words (analyzed: stemmed, lower-case) that no chunk
+    /// of the whole index contains.
+    pub unknown: Vec<String>,
+}
+
+/// The distinct analyzed words of `text`.
+fn analyzed(text: &str) -> BTreeSet<String> {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut out = BTreeSet::new();
+    while out.len() < MAX_QUERY_TERMS && stream.advance() {
+        out.insert(stream.token().text.clone());
+    }
+    out
 }
 
 fn analyzer() -> TextAnalyzer {
@@ -438,6 +462,49 @@ impl Index {
                 Ok(self.to_chunk(&doc, Some(f64::from(score))))
             })
             .collect()
+    }
+
+    /// How much of `question` the `chunks` cover, from 0 to 1: the
+    /// question's words (the index's analyzer: lower-cased, stop words
+    /// dropped, stemmed), each weighted by its BM25 inverse document
+    /// frequency in this index, and the weighted share found in the chunks.
+    /// A word the corpus uses everywhere (the company's name) weighs little;
+    /// a word it never uses ("Tokyo") weighs most. A question with no word
+    /// left counts as covered (1).
+    pub fn coverage(&self, question: &str, chunks: &[Chunk]) -> Result<Coverage, IndexError> {
+        let searcher = self.reader.searcher();
+        let n = searcher.num_docs() as f64;
+        let words = analyzed(question);
+        let mut unknown = Vec::new();
+        if words.is_empty() {
+            return Ok(Coverage {
+                share: 1.0,
+                unknown,
+            });
+        }
+        let mut present = BTreeSet::new();
+        for c in chunks {
+            present.extend(analyzed(&c.content));
+            if let Some(t) = &c.source_title {
+                present.extend(analyzed(t));
+            }
+        }
+        let (mut found, mut total) = (0.0, 0.0);
+        for w in &words {
+            let df = searcher
+                .doc_freq(&Term::from_field_text(self.fields.content, w))
+                .map_err(|e| IndexError::engine(&self.dir, e))? as f64;
+            if df == 0.0 {
+                unknown.push(w.clone());
+            }
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            total += idf;
+            if present.contains(w) {
+                found += idf;
+            }
+        }
+        let share = if total > 0.0 { found / total } else { 1.0 };
+        Ok(Coverage { share, unknown })
     }
 
     /// The chunk with this ID, if indexed (with `score: None`).

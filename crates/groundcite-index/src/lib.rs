@@ -89,5 +89,6 @@ pub use chunker::{ChunkerConfig, DocChunk, chunk_document, chunk_id};
 pub use document::{document_title, source_url};
 pub use error::{IndexError, IndexErrorKind};
 pub use index::{
-    Index, IndexConfig, IndexStats, MAX_FILE_BYTES, MAX_QUERY_TERMS, Progress, UpdateReport,
+    Coverage, Index, IndexConfig, IndexStats, MAX_FILE_BYTES, MAX_QUERY_TERMS, Progress,
+    UpdateReport,
 };

@@ -23,7 +23,7 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 /// Version of the chunking algorithm and analyzer. Bump it whenever the
 /// chunks or tokens produced for the same input change: older indexes are
 /// then rebuilt.
-const PIPELINE_VERSION: u32 = 1;
+const PIPELINE_VERSION: u32 = 2;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use groundcite_core::schema::Target;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ProviderError;
 use crate::http::{Sent, body_error};
@@ -76,9 +77,7 @@ pub(crate) trait StreamDecoder: Send {
 /// [`finish`](GenerationStream::finish) for the checked [`Generation`].
 pub struct GenerationStream {
     provider: &'static str,
-    response: reqwest::Response,
-    sse: SseDecoder,
-    decoder: Box<dyn StreamDecoder>,
+    source: Source,
     ready: VecDeque<String>,
     ended: bool,
     request_id: Option<String>,
@@ -98,7 +97,63 @@ impl fmt::Debug for GenerationStream {
     }
 }
 
+/// Where a stream's text comes from.
+enum Source {
+    /// An HTTP response read as server-sent events.
+    Http {
+        response: Box<reqwest::Response>,
+        sse: SseDecoder,
+        decoder: Box<dyn StreamDecoder>,
+    },
+    /// An in-process generator (the embedded model) running elsewhere: text
+    /// through `deltas`, then the checked generation through `result`.
+    Channel {
+        deltas: mpsc::Receiver<String>,
+        result: Option<oneshot::Receiver<Result<Generation, ProviderError>>>,
+    },
+}
+
+/// The sending half of [`GenerationStream::channel`], held by an in-process
+/// generator.
+#[derive(Debug)]
+pub struct StreamSender {
+    /// Output text, in order. A failed send means the reader dropped the
+    /// stream: the generator should stop.
+    pub deltas: mpsc::Sender<String>,
+    /// The checked generation (or the error), sent once at the end.
+    pub result: oneshot::Sender<Result<Generation, ProviderError>>,
+}
+
 impl GenerationStream {
+    /// A stream fed by an in-process generator through the returned
+    /// [`StreamSender`]. Dropping the stream closes the channel, which is how
+    /// the generator learns the reader has gone (and cancels).
+    pub fn channel(provider: &'static str) -> (GenerationStream, StreamSender) {
+        let (dtx, drx) = mpsc::channel(64);
+        let (rtx, rrx) = oneshot::channel();
+        let stream = GenerationStream {
+            provider,
+            source: Source::Channel {
+                deltas: drx,
+                result: Some(rrx),
+            },
+            ready: VecDeque::new(),
+            ended: false,
+            request_id: None,
+            attempts: 1,
+            started: Instant::now(),
+            time_to_headers: Duration::ZERO,
+            first_token: None,
+        };
+        (
+            stream,
+            StreamSender {
+                deltas: dtx,
+                result: rtx,
+            },
+        )
+    }
+
     pub(crate) fn new(
         provider: &'static str,
         sent: Sent,
@@ -106,9 +161,11 @@ impl GenerationStream {
     ) -> GenerationStream {
         GenerationStream {
             provider,
-            response: sent.response,
-            sse: SseDecoder::default(),
-            decoder,
+            source: Source::Http {
+                response: Box::new(sent.response),
+                sse: SseDecoder::default(),
+                decoder,
+            },
             ready: VecDeque::new(),
             ended: false,
             request_id: sent.request_id,
@@ -133,11 +190,32 @@ impl GenerationStream {
             if self.ended {
                 return Ok(None);
             }
-            let events = match self.response.chunk().await {
-                Ok(Some(bytes)) => self.sse.feed(&bytes),
+            let (response, sse, decoder) = match &mut self.source {
+                Source::Http {
+                    response,
+                    sse,
+                    decoder,
+                } => (response, sse, decoder),
+                Source::Channel { deltas, .. } => {
+                    match deltas.recv().await {
+                        Some(d) => {
+                            if self.first_token.is_none() {
+                                self.first_token = Some(self.started.elapsed());
+                            }
+                            if !d.is_empty() {
+                                self.ready.push_back(d);
+                            }
+                        }
+                        None => self.ended = true,
+                    }
+                    continue;
+                }
+            };
+            let events = match response.chunk().await {
+                Ok(Some(bytes)) => sse.feed(&bytes),
                 Ok(None) => {
                     self.ended = true;
-                    self.sse.finish()
+                    sse.finish()
                 }
                 Err(e) => {
                     return Err(body_error(
@@ -150,7 +228,7 @@ impl GenerationStream {
             };
             let mut deltas = Vec::new();
             for ev in &events {
-                self.decoder
+                decoder
                     .event(ev, &mut deltas)
                     .map_err(|e| e.with_request_id(self.request_id.clone()))?;
             }
@@ -167,6 +245,26 @@ impl GenerationStream {
     /// the classified error: refusal, truncation, invalid output, …).
     pub async fn finish(mut self) -> Result<Generation, ProviderError> {
         while self.next_delta().await?.is_some() {}
+        let decoder = match self.source {
+            Source::Http { decoder, .. } => decoder,
+            Source::Channel { mut result, .. } => {
+                let Some(rx) = result.take() else {
+                    return Err(ProviderError::new(
+                        crate::ErrorKind::Protocol,
+                        self.provider,
+                        "the stream was already finished",
+                    ));
+                };
+                return match rx.await {
+                    Ok(r) => r,
+                    Err(_) => Err(ProviderError::new(
+                        crate::ErrorKind::Protocol,
+                        self.provider,
+                        "the generator stopped without a result",
+                    )),
+                };
+            }
+        };
         let meta = StreamMeta {
             request_id: self.request_id.clone(),
             attempts: self.attempts,
@@ -174,6 +272,6 @@ impl GenerationStream {
             time_to_first_token: self.first_token,
             total: self.started.elapsed(),
         };
-        self.decoder.finish(meta)
+        decoder.finish(meta)
     }
 }

@@ -62,7 +62,7 @@ mod types;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicMode};
 pub use error::{ErrorKind, ProviderError};
-pub use generator::{BoxFuture, GenerationStream, Generator, Mode};
+pub use generator::{BoxFuture, GenerationStream, Generator, Mode, StreamSender};
 pub use http::{HttpConfig, RetryPolicy};
 pub use openai::{
     ChatAuth, ChatCompletions, CompatServer, OPENAI_BASE_URL, Quirks, ResponseFormatShape,

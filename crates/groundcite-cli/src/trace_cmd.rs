@@ -1,0 +1,218 @@
+//! `groundcite trace`: read stored traces, and re-run verification on a
+//! stored raw output with the same rule (the incident runbook's first step).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use groundcite_core::{
+    Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, render_text,
+    verify_with,
+};
+use groundcite_store::{Store, TraceRecord};
+
+use crate::config;
+use crate::input::BadInput;
+use crate::verify_cmd::Format;
+
+#[derive(Debug, clap::Args)]
+pub struct TraceArgs {
+    #[command(subcommand)]
+    command: TraceCommand,
+    /// Trace store: a SQLite file or a postgres:// URL (default: as `ask`).
+    #[arg(long, value_name = "URL", global = true)]
+    database: Option<String>,
+    /// Configuration file (default: ./groundcite.toml if it exists).
+    #[arg(long, value_name = "FILE", global = true)]
+    config: Option<String>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum TraceCommand {
+    /// Print a stored trace: question, chunks, prompt, raw output, contract,
+    /// timings.
+    Show {
+        /// The trace ID.
+        id: String,
+        /// `json` (the whole record) or `text` (a summary and the answer).
+        #[arg(long, value_enum, default_value = "json")]
+        format: Format,
+    },
+    /// Re-verify the stored raw output against the stored chunks with the
+    /// stored matching profile and claim policy; print the new contract.
+    /// Exit 0 when it equals the stored contract, 1 when it differs.
+    Verify {
+        /// The trace ID.
+        id: String,
+    },
+    /// List recent traces.
+    List {
+        /// How many.
+        #[arg(long, default_value = "20")]
+        limit: u32,
+    },
+}
+
+pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
+    let (file, _) = config::load(args.config.as_deref())?;
+    let url = crate::ask_cmd::database_url(args.database.as_deref(), &file)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    match args.command {
+        TraceCommand::Show { id, format } => {
+            let record = runtime.block_on(fetch(&url, &id))?;
+            let mut out = std::io::stdout().lock();
+            match format {
+                Format::Json => {
+                    serde_json::to_writer_pretty(&mut out, &record)?;
+                    out.write_all(b"\n")?;
+                }
+                Format::Text => write_summary(&mut out, &record)?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TraceCommand::Verify { id } => {
+            let record = runtime.block_on(fetch(&url, &id))?;
+            let (contract, same) = reverify(&record)?;
+            let mut out = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut out, &contract)?;
+            out.write_all(b"\n")?;
+            out.flush()?;
+            if same {
+                eprintln!("same result as stored: the stored contract is reproduced exactly");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("DIFFERENT from the stored contract");
+                Ok(ExitCode::from(1))
+            }
+        }
+        TraceCommand::List { limit } => {
+            let rows = runtime.block_on(async {
+                let store = Store::open(&url).await?;
+                let rows = store.list_recent(None, limit).await;
+                store.close().await;
+                rows
+            })?;
+            let mut out = std::io::stdout().lock();
+            for r in rows {
+                writeln!(
+                    out,
+                    "{}  {}  {:<6} {}",
+                    r.trace_id,
+                    r.created_at,
+                    r.kind,
+                    r.question.as_deref().unwrap_or("")
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn fetch(url: &str, id: &str) -> anyhow::Result<TraceRecord> {
+    let store = Store::open(url).await?;
+    let record = store.get(id, None).await;
+    store.close().await;
+    record?.ok_or_else(|| {
+        BadInput::new(
+            "trace",
+            format!("no trace {id:?} in {}", groundcite_store::redact_url(url)),
+        )
+        .into()
+    })
+}
+
+/// Re-runs verification on the stored raw output; `true` when the new
+/// contract equals the stored one.
+pub fn reverify(record: &TraceRecord) -> anyhow::Result<(Contract, bool)> {
+    let opt = |k: &str| record.options.get(k).cloned();
+    let profile: MatchProfile = opt("match")
+        .map(serde_json::from_value)
+        .transpose()
+        .context("the trace's match profile")?
+        .unwrap_or(MatchProfile::Default);
+    let policy: ClaimPolicy = opt("claims")
+        .map(serde_json::from_value)
+        .transpose()
+        .context("the trace's claim policy")?
+        .unwrap_or(ClaimPolicy::Strict);
+    let chunks: Vec<Chunk> =
+        serde_json::from_value(record.chunks.clone()).context("the trace's chunks")?;
+    let chunks = ChunkSet::new(chunks).map_err(|e| anyhow::anyhow!("the trace's chunks: {e}"))?;
+    let stored = record.contract.clone();
+    let provenance = Provenance {
+        trace_id: record.trace_id.clone(),
+        created_at: stored
+            .as_ref()
+            .and_then(|c| c.get("created_at"))
+            .and_then(|v| v.as_str())
+            .map_or_else(|| record.created_at.to_string(), str::to_string),
+        question: record.question.clone(),
+        model: record.model.clone(),
+    };
+    let answer = match &record.raw_output {
+        Some(raw) => serde_json::from_str::<GroundedAnswer>(raw),
+        None => {
+            // No output (the gate, or a failed generation): the stored
+            // contract is an unanswerable or a refusal; re-deriving it
+            // means verifying "no answer".
+            Ok(GroundedAnswer {
+                answerable: false,
+                claims: Vec::new(),
+            })
+        }
+    };
+    let contract = match answer {
+        Ok(a) => verify_with(&a, &chunks, profile, policy, provenance),
+        Err(e) => {
+            eprintln!("note: the stored raw output is not a valid answer ({e}); refusing with R3");
+            Contract::refused(
+                groundcite_core::RefusalCode::R3,
+                provenance,
+                profile,
+                Vec::new(),
+            )
+        }
+    };
+    let same = stored.is_some_and(|s| serde_json::to_value(&contract).is_ok_and(|c| c == s));
+    Ok((contract, same))
+}
+
+fn write_summary(out: &mut impl Write, r: &TraceRecord) -> anyhow::Result<()> {
+    writeln!(out, "trace     {}", r.trace_id)?;
+    writeln!(out, "time      {}", r.created_at)?;
+    writeln!(out, "kind      {}", r.kind)?;
+    if let Some(q) = &r.question {
+        writeln!(out, "question  {q}")?;
+    }
+    writeln!(
+        out,
+        "provider  {} {}",
+        r.provider.as_deref().unwrap_or("-"),
+        r.model.as_deref().unwrap_or("")
+    )?;
+    let n = r.chunks.as_array().map_or(0, Vec::len);
+    writeln!(out, "chunks    {n}")?;
+    writeln!(out, "timings   {}", r.timings)?;
+    if !r.warnings.is_empty() {
+        writeln!(out, "warnings  {}", r.warnings.join(", "))?;
+    }
+    if let Some(e) = &r.error {
+        writeln!(out, "error     {e}")?;
+    }
+    if let Some(raw) = &r.raw_output {
+        writeln!(out, "raw       {raw}")?;
+    }
+    if let Some(c) = &r.contract {
+        match serde_json::from_value::<Contract>(c.clone()) {
+            Ok(c) => {
+                writeln!(out)?;
+                out.write_all(render_text(&c).as_bytes())?;
+            }
+            Err(_) => writeln!(out, "contract  {c}")?,
+        }
+    }
+    Ok(())
+}

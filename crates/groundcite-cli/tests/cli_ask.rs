@@ -1,0 +1,287 @@
+//! `groundcite ask` end to end with the real embedded model on the sample
+//! corpus: answerable questions come back answerable with verified
+//! citations from the right document, questions the corpus cannot answer
+//! come back unanswerable, traces are stored and re-verify to the same
+//! contract, and bad settings are one clear sentence.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// One index and one trace database for the whole test binary (the index
+/// is built once; `ask` updates it incrementally, which is also tested).
+fn workdir() -> &'static PathBuf {
+    static D: OnceLock<PathBuf> = OnceLock::new();
+    D.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("groundcite-ask-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        // Build the index once, before tests run `ask` concurrently.
+        let out = groundcite(&["index", "corpus/sample", "--index", idx(&d).as_str()]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        d
+    })
+}
+
+fn idx(d: &Path) -> String {
+    d.join("index").display().to_string()
+}
+
+fn db() -> String {
+    workdir().join("traces.sqlite3").display().to_string()
+}
+
+fn groundcite(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_groundcite"))
+        .current_dir(repo())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ask(question: &str, extra: &[&str]) -> (Output, Value) {
+    let index = idx(workdir());
+    let database = db();
+    let mut args = vec![
+        "ask",
+        question,
+        "--docs",
+        "corpus/sample",
+        "--index",
+        index.as_str(),
+        "--database",
+        database.as_str(),
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let out = groundcite(&args);
+    assert!(
+        out.status.success(),
+        "ask {question:?} failed: {}",
+        text(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (out, v)
+}
+
+fn questions() -> Value {
+    serde_json::from_slice(&std::fs::read(repo().join("corpus/sample-questions.json")).unwrap())
+        .unwrap()
+}
+
+fn trace_id(out: &Output) -> String {
+    let err = text(&out.stderr);
+    err.lines()
+        .find_map(|l| l.strip_prefix("trace: "))
+        .unwrap_or_else(|| panic!("no trace line in {err}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn answerable_questions_get_verified_citations_from_the_right_document() {
+    let qs = questions();
+    let mut failures = Vec::new();
+    for q in qs["answerable"].as_array().unwrap() {
+        let question = q["question"].as_str().unwrap();
+        let file = q["expect_file"].as_str().unwrap();
+        let (_, c) = ask(question, &[]);
+        let claims = c["claims"].as_array().unwrap();
+        let cited: Vec<&str> = claims
+            .iter()
+            .flat_map(|cl| cl["citations"].as_array().unwrap())
+            .map(|ci| ci["chunk_id"].as_str().unwrap())
+            .collect();
+        let failed_quotes = c["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["code"] == "quote_not_found" || w["code"] == "unknown_chunk_id")
+            .count();
+        // Every citation that reaches the contract is verified by
+        // construction; the constraint means none was dropped either.
+        assert_eq!(failed_quotes, 0, "{question}: {c:#}");
+        // The issue's requirement, for every question: answerable, with
+        // verified citations.
+        assert_eq!(c["answerable"], true, "{question}: {c:#}");
+        assert!(!cited.is_empty(), "{question}: {c:#}");
+        if !cited.iter().any(|id| id.starts_with(&format!("{file}#"))) {
+            failures.push(format!("{question}: cited={cited:?}"));
+        }
+    }
+    // Which sentence a 135M model picks is its weak point: it cites the
+    // expected document for 12 of the 15 questions (docs/local.md). Guard
+    // that figure against regressions, naming the misses.
+    assert!(failures.len() <= 3, "{failures:#?}");
+}
+
+#[test]
+fn questions_the_corpus_cannot_answer_are_unanswerable() {
+    let qs = questions();
+    for q in qs["unanswerable"].as_array().unwrap() {
+        let question = q["question"].as_str().unwrap();
+        let (_, c) = ask(question, &[]);
+        assert_eq!(c["answerable"], false, "{question}: {c:#}");
+        // R1 when the gate or the model finds no answer; R2 when the model
+        // tried and verification dropped every claim.
+        let code = c["refusal"]["code"].as_str().unwrap();
+        assert!(code == "R1" || code == "R2", "{question}: {c:#}");
+    }
+}
+
+#[test]
+fn a_stored_trace_shows_and_reverifies_to_the_same_contract() {
+    let (out, contract) = ask("How long does standard shipping take?", &[]);
+    let id = trace_id(&out);
+    let database = db();
+    let show = groundcite(&["trace", "show", &id, "--database", &database]);
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    let record: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(record["trace_id"], id.as_str());
+    assert_eq!(record["kind"], "ask");
+    assert_eq!(record["provider"], "local");
+    assert_eq!(record["contract"], contract);
+    assert!(
+        record["raw_output"]
+            .as_str()
+            .unwrap()
+            .starts_with("{\"answerable\"")
+    );
+    assert!(
+        record["prompt"]["user"]
+            .as_str()
+            .unwrap()
+            .contains("[chunk_id: ")
+    );
+    assert!(!record["chunks"].as_array().unwrap().is_empty());
+
+    let again = groundcite(&["trace", "verify", &id, "--database", &database]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    let reverified: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(reverified, contract);
+}
+
+#[test]
+fn a_tampered_trace_reverifies_differently() {
+    let (out, _) = ask("How much does a Summit Club membership cost?", &[]);
+    let id = trace_id(&out);
+    // Change one stored chunk behind the store's back: the re-verified
+    // contract must no longer match.
+    let database = db();
+    let status = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys,json\n\
+c=sqlite3.connect(sys.argv[1]); cur=c.cursor()\n\
+row=cur.execute('select chunks from groundcite_traces where trace_id=?',(sys.argv[2],)).fetchone()\n\
+ch=json.loads(row[0])\n\
+for x in ch: x['content']='nothing here'\n\
+cur.execute('update groundcite_traces set chunks=? where trace_id=?',(json.dumps(ch),sys.argv[2])); c.commit()",
+            &database,
+            &id,
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let again = groundcite(&["trace", "verify", &id, "--database", &database]);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
+}
+
+#[test]
+fn text_output_has_footnotes_and_the_trace_line() {
+    let index = idx(workdir());
+    let database = db();
+    let out = groundcite(&[
+        "ask",
+        "How long is a prepaid return label valid?",
+        "--docs",
+        "corpus/sample",
+        "--index",
+        &index,
+        "--database",
+        &database,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("[1]"), "{s}");
+    assert!(s.contains("Sources"), "{s}");
+    assert!(s.contains("returns.md#chunk-"), "{s}");
+    assert!(text(&out.stderr).contains("trace: "));
+}
+
+#[test]
+fn bad_settings_are_one_sentence() {
+    let out = groundcite(&[
+        "ask",
+        "Anything?",
+        "--no-trace",
+        "--index",
+        "/nonexistent/x",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: settings: The documents folder is not set: pass --docs DIR, or set [ask] docs in groundcite.toml.\n"
+    );
+    let out = groundcite(&["ask", "Anything?", "--docs", "no/such/dir"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "error: no/such/dir: is not a directory\n"
+    );
+    let index = idx(workdir());
+    let out = groundcite(&[
+        "ask",
+        "How long does standard shipping take?",
+        "--docs",
+        "corpus/sample",
+        "--index",
+        &index,
+        "--no-trace",
+        "--model-path",
+        "/nonexistent/model.gguf",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with(
+            "error: --model-path: cannot load the model /nonexistent/model.gguf: no such file"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn reindexing_touches_only_changed_files() {
+    let d = workdir().join("incremental");
+    let docs = d.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("a.md"), "# A\n\nAlpha text.\n").unwrap();
+    std::fs::write(docs.join("b.md"), "# B\n\nBeta text.\n").unwrap();
+    let index = d.join("index").display().to_string();
+    let docs_s = docs.display().to_string();
+    let run = || {
+        let out = groundcite(&["index", &docs_s, "--index", &index]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    assert!(run().contains("2 added, 0 changed, 0 removed, 0 unchanged"));
+    assert!(run().contains("0 added, 0 changed, 0 removed, 2 unchanged"));
+    std::fs::write(docs.join("b.md"), "# B\n\nBeta text, revised.\n").unwrap();
+    assert!(run().contains("0 added, 1 changed, 0 removed, 1 unchanged"));
+    std::fs::remove_file(docs.join("a.md")).unwrap();
+    assert!(run().contains("0 added, 0 changed, 1 removed, 1 unchanged"));
+}

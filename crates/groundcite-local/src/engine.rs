@@ -46,7 +46,9 @@ pub struct EngineOptions {
     /// model was trained for.
     pub max_context: u32,
     /// Decode tokens the grammar forces in one batch instead of sampling them
-    /// one by one.
+    /// one by one. Off by default: llguidance computes forced tokens only
+    /// with a canonical tokenizer, and the environment built from llama.cpp's
+    /// vocabulary is an approximate one, so nothing would be forced.
     pub fast_forward: bool,
 }
 
@@ -56,7 +58,7 @@ impl Default for EngineOptions {
         EngineOptions {
             threads: i32::try_from(cores.min(8)).unwrap_or(2),
             max_context: 4096,
-            fast_forward: true,
+            fast_forward: false,
         }
     }
 }
@@ -409,8 +411,9 @@ impl Engine {
 impl Engine {
     /// The reference loop for benchmarks: llama.cpp's own greedy sampler
     /// (`llama_sampler_init_greedy`), no grammar, no mask, one token per
-    /// decode, stopping at end-of-generation or `max_tokens`. What llama.cpp
-    /// itself does per token, on the same context settings as [`Engine::run`].
+    /// decode, exactly `max_tokens` tokens (end-of-generation ignored, as
+    /// llama.cpp's own `llama-bench` does). What llama.cpp itself does per
+    /// token, on the same context settings as [`Engine::run`].
     pub fn run_reference(&self, prompt: &str, max_tokens: u32) -> Result<RunOutput, LocalError> {
         let _guard = self
             .busy
@@ -453,9 +456,6 @@ impl Engine {
         while out.sampled_tokens < max_tokens as usize {
             let token = sampler.sample(&ctx, batch.n_tokens() - 1);
             sampler.accept(token);
-            if vocab.is_eog(token) {
-                break;
-            }
             out.sampled_tokens += 1;
             bytes.extend(vocab.token_to_piece(token, false, None));
             batch.clear();

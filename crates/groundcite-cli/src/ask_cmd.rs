@@ -21,7 +21,7 @@ use groundcite_core::{
     validate_trace_id, verify_with,
 };
 use groundcite_index::{Index, IndexConfig};
-use groundcite_providers::{GenerationRequest, Generator, Mode};
+use groundcite_providers::GenerationRequest;
 use groundcite_store::{Store, TraceRecord};
 use serde_json::json;
 
@@ -281,27 +281,8 @@ fn generate(
     provenance: Provenance,
     record: &mut TraceRecord,
 ) -> anyhow::Result<(Contract, GenerationRequest, Option<String>)> {
-    let local = match provider {
-        ProviderName::Local => Some(answer_cmd::local_generator(&args.p, file)?),
-        _ => None,
-    };
-    let generator: Box<dyn Generator> = match &local {
-        Some(l) => answer_cmd::boxed_local(l),
-        None => answer_cmd::build_generator(provider, &args.p, file)?,
-    };
-    let mut request = match (&local, generator.mode()) {
-        (Some(l), _) => answer_cmd::local_request(l, chunks, &args.question),
-        (None, Mode::Structured(target)) => {
-            GenerationRequest::grounded(chunks, &args.question, target)
-        }
-        (None, Mode::NativeCitations) => {
-            GenerationRequest::native(chunks, &args.question, Default::default())
-        }
-    };
-    if let Some(n) = args.p.max_tokens.or(file.max_tokens) {
-        request.max_tokens = n;
-    }
-    request.temperature = args.p.temperature.or(file.temperature);
+    let (generator, request) =
+        answer_cmd::prepare(provider, &args.p, file, chunks, &args.question)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -19,22 +19,21 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use groundcite_core::native::{SourceLayout, anthropic};
-use groundcite_core::stream::StreamVerifier;
 use groundcite_core::{
-    ChunkSet, ClaimOutcome, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance,
-    RefusalCode, render_text, validate_trace_id, verify_with,
+    ChunkSet, ClaimOutcome, ClaimPolicy, MatchProfile, Provenance, render_text, validate_trace_id,
 };
 use groundcite_providers::azure::{
     self, AzureConfig, AzureCredential, AzureRoute, DEFAULT_API_VERSION, IdentityEndpoints,
 };
+use groundcite_providers::pipeline::{self, AnswerError, AnswerSettings, Answered, Backend};
 use groundcite_providers::{
-    Anthropic, AnthropicMode, ChatCompletions, CompatServer, Generation, GenerationRequest,
-    Generator, HttpConfig, Mode, NativeSources, Output, ProviderError, Quirks, ResponseFormatShape,
-    RetryPolicy, TokenLimitField, env, parse_base_url,
+    Anthropic, AnthropicMode, ChatCompletions, CompatServer, GenerationRequest, Generator,
+    HttpConfig, Mode, NativeSources, ProviderError, Quirks, ResponseFormatShape, RetryPolicy,
+    TokenLimitField, env, parse_base_url,
 };
 
 use crate::config::{self, FileConfig};
@@ -665,29 +664,37 @@ fn azure_generator(
     .map_err(provider_error)
 }
 
-/// The generator for `provider` and its request for `question` over
-/// `chunks` (the local model's own capped prompt, the structured request, or
-/// the native-citation request), with the token limit and temperature set.
-/// Shared by `answer` and `ask`.
-pub fn prepare(
+/// The generator for `provider` and the way to build its requests (the
+/// local model's own capped prompt, the structured request, or the
+/// native-citation request), with the token limit and temperature set.
+/// Shared by `answer`, `ask` and `serve`.
+pub fn backend(
     provider: ProviderName,
     args: &ProviderArgs,
     file: &FileConfig,
-    chunks: &ChunkSet,
-    question: &str,
-) -> Result<(Box<dyn Generator>, GenerationRequest), BadInput> {
-    let local = match provider {
-        ProviderName::Local => Some(local_generator(args, file)?),
-        _ => None,
+) -> Result<Backend, BadInput> {
+    let max_tokens = args.max_tokens.or(file.max_tokens);
+    let temperature = args.temperature.or(file.temperature);
+    let limits = move |mut request: GenerationRequest| {
+        if let Some(n) = max_tokens {
+            request.max_tokens = n;
+        }
+        request.temperature = temperature;
+        request
     };
-    let generator: Box<dyn Generator> = match &local {
-        Some(l) => boxed_local(l),
-        None => build_generator(provider, args, file)?,
-    };
-    let mut request = match (&local, generator.mode()) {
-        (Some(l), _) => local_request(l, chunks, question),
-        (None, Mode::Structured(target)) => GenerationRequest::grounded(chunks, question, target),
-        (None, Mode::NativeCitations) => {
+    if provider == ProviderName::Local {
+        let local = local_generator(args, file)?;
+        let generator: Arc<dyn Generator> = Arc::from(boxed_local(&local));
+        return Ok(Backend::new(generator, move |chunks, question| {
+            limits(local_request(&local, chunks, question))
+        }));
+    }
+    let generator: Arc<dyn Generator> = Arc::from(build_generator(provider, args, file)?);
+    Ok(match generator.mode() {
+        Mode::Structured(target) => Backend::new(generator, move |chunks, question| {
+            limits(GenerationRequest::grounded(chunks, question, target))
+        }),
+        Mode::NativeCitations => {
             let sources = match args
                 .native_sources
                 .as_deref()
@@ -702,14 +709,11 @@ pub fn prepare(
                     ));
                 }
             };
-            GenerationRequest::native(chunks, question, sources)
+            Backend::new(generator, move |chunks, question| {
+                limits(GenerationRequest::native(chunks, question, sources))
+            })
         }
-    };
-    if let Some(n) = args.max_tokens.or(file.max_tokens) {
-        request.max_tokens = n;
-    }
-    request.temperature = args.temperature.or(file.temperature);
-    Ok((generator, request))
+    })
 }
 
 /// The provider: the flag, else `provider` in groundcite.toml, else the
@@ -738,7 +742,8 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let (generator, request) = prepare(provider, &args.p, &file, &chunks, &args.question)?;
+    let backend = backend(provider, &args.p, &file)?;
+    let request = backend.request(&chunks, &args.question);
     let provenance = Provenance {
         trace_id: args.trace_id.clone().unwrap_or_else(crate::new_trace_id),
         created_at: crate::now_rfc3339(),
@@ -749,19 +754,21 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let answering = Answering {
-        opts: AnswerOpts {
-            stream: args.stream,
-            format: args.format,
-            profile: args.profile,
-            policy: args.policy,
-        },
-        chunks: &chunks,
-        generator: generator.as_ref(),
-        request: &request,
-        provenance,
+    let opts = AnswerOpts {
+        stream: args.stream,
+        format: args.format,
+        profile: args.profile,
+        policy: args.policy,
     };
-    let contract = runtime.block_on(answering.run())?.contract;
+    let contract = runtime
+        .block_on(run_pipeline(
+            opts,
+            &chunks,
+            backend.generator(),
+            &request,
+            provenance,
+        ))?
+        .contract;
     let mut out = std::io::stdout().lock();
     match (args.format, args.stream) {
         (Format::Json, true) => {
@@ -787,236 +794,91 @@ pub struct AnswerOpts {
     pub policy: ClaimPolicy,
 }
 
-/// What a generation left: the contract, and for the trace the raw output
-/// and the provider's failure, if any.
-#[derive(Debug)]
-pub struct Answered {
-    pub contract: Contract,
-    pub raw_output: Option<String>,
-    pub model: Option<String>,
-    pub usage: Option<groundcite_providers::Usage>,
-    pub error: Option<serde_json::Value>,
-}
-
-pub struct Answering<'a> {
-    pub opts: AnswerOpts,
-    pub chunks: &'a ChunkSet,
-    pub generator: &'a dyn Generator,
-    pub request: &'a GenerationRequest,
-    pub provenance: Provenance,
-}
-
-impl Answering<'_> {
-    pub async fn run(self) -> anyhow::Result<Answered> {
-        if self.opts.stream && matches!(self.generator.mode(), Mode::Structured(_)) {
-            return self.run_streamed().await;
-        }
-        let generation = if self.opts.stream {
-            match self.generator.generate_stream(self.request).await {
-                Ok(s) => s.finish().await,
-                Err(e) => Err(e),
+/// Runs the shared pipeline ([`groundcite_providers::answer`]), printing
+/// each streamed claim as it is verified. Output failures are refusal
+/// contracts (a note on stderr says why); a provider that gives no answer
+/// is an error naming its status and (truncated) response body.
+pub async fn run_pipeline(
+    opts: AnswerOpts,
+    chunks: &ChunkSet,
+    generator: &dyn Generator,
+    request: &GenerationRequest,
+    provenance: Provenance,
+) -> anyhow::Result<Answered> {
+    let settings = AnswerSettings {
+        profile: opts.profile,
+        policy: opts.policy,
+        stream: opts.stream,
+    };
+    let mut write_error = None;
+    let mut on_claim =
+        |index: usize, outcome: &ClaimOutcome| match print_outcome(opts.format, index, outcome) {
+            Ok(()) => true,
+            Err(e) => {
+                write_error = Some(e);
+                false
             }
-        } else {
-            self.generator.generate(self.request).await
         };
-        match generation {
-            Ok(g) => {
-                let raw_output = Some(match &g.output {
-                    Output::Json(text) => text.clone(),
-                    Output::AnthropicCitations(v) => v.to_string(),
-                });
-                let model = g.model.clone();
-                let usage = Some(g.usage);
-                Ok(Answered {
-                    contract: self.verify_generation(g),
-                    raw_output,
-                    model,
-                    usage,
-                    error: None,
-                })
+    let result = pipeline::answer(
+        generator,
+        request,
+        chunks,
+        settings,
+        provenance,
+        &mut on_claim,
+    )
+    .await;
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    match result {
+        Ok(answered) => {
+            if let Some(e) = &answered.error {
+                eprintln!("note: {e}");
             }
-            Err(e) => self.failed_answer(e, None),
+            if let Some(note) = &answered.note {
+                eprintln!("note: {note}; refusing with R3");
+            }
+            Ok(answered)
         }
-    }
-
-    fn failed_answer(&self, e: ProviderError, raw: Option<String>) -> anyhow::Result<Answered> {
-        let error = Some(error_summary(&e));
-        let model = e.model().map(str::to_string);
-        let raw_output = raw.or_else(|| e.partial_output().map(str::to_string));
-        Ok(Answered {
-            contract: self.failed(e)?,
-            raw_output,
-            model,
-            usage: None,
-            error,
-        })
-    }
-
-    fn provenance(&self, model: Option<&str>) -> Provenance {
-        let mut p = self.provenance.clone();
-        if let Some(m) = model {
-            p.model = Some(m.to_string());
-        }
-        p
-    }
-
-    /// A refusal/truncation/invalid output becomes a contract (exit 0); any
-    /// other failure is an error.
-    fn failed(&self, e: ProviderError) -> anyhow::Result<Contract> {
-        if !e.is_output_failure() {
-            let mut msg = e.to_string();
-            if let Some(body) = e.body() {
+        Err(AnswerError::Provider { error, .. }) => {
+            let mut msg = error.to_string();
+            if let Some(body) = error.body() {
                 msg.push_str(&format!("; response body: {}", truncate(body, 500)));
             }
-            anyhow::bail!(msg);
+            anyhow::bail!(msg)
         }
-        eprintln!("note: {e}");
-        Ok(self.refused(e.refusal_code(), e.model()))
-    }
-
-    fn refused(&self, code: RefusalCode, model: Option<&str>) -> Contract {
-        Contract::refused(code, self.provenance(model), self.opts.profile, Vec::new())
-    }
-
-    fn verify_generation(&self, g: Generation) -> Contract {
-        let provenance = self.provenance(g.model.as_deref());
-        match g.output {
-            Output::Json(text) => match serde_json::from_str::<GroundedAnswer>(&text) {
-                Ok(answer) => verify_with(
-                    &answer,
-                    self.chunks,
-                    self.opts.profile,
-                    self.opts.policy,
-                    provenance,
-                ),
-                Err(e) => {
-                    eprintln!(
-                        "note: the model's output is not a valid answer ({e}); refusing with R3"
-                    );
-                    self.refused(RefusalCode::R3, g.model.as_deref())
-                }
-            },
-            Output::AnthropicCitations(message) => {
-                let layout = SourceLayout::one_per_chunk(self.chunks);
-                match anthropic::convert(
-                    &message,
-                    self.chunks,
-                    &layout,
-                    self.opts.profile,
-                    self.opts.policy,
-                    provenance,
-                ) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        eprintln!(
-                            "note: the provider's citations cannot be read ({e}); refusing with R3"
-                        );
-                        self.refused(RefusalCode::R3, g.model.as_deref())
-                    }
-                }
-            }
-        }
-    }
-
-    async fn run_streamed(self) -> anyhow::Result<Answered> {
-        let mut stream = match self.generator.generate_stream(self.request).await {
-            Ok(s) => s,
-            Err(e) => return self.failed_answer(e, None),
-        };
-        let mut verifier =
-            StreamVerifier::new(self.chunks, self.opts.profile).with_claim_policy(self.opts.policy);
-        let mut invalid = None;
-        let mut raw = String::new();
-        loop {
-            let delta = match stream.next_delta().await {
-                Ok(Some(d)) => d,
-                Ok(None) => break,
-                Err(e) => return self.failed_answer(e, Some(raw)),
-            };
-            raw.push_str(&delta);
-            if invalid.is_some() {
-                continue;
-            }
-            match verifier.feed(&delta) {
-                Ok(outcomes) => {
-                    for (index, outcome) in outcomes {
-                        self.print_outcome(index, &outcome)?;
-                    }
-                }
-                // Keep reading: the provider's own verdict (refusal,
-                // truncation) takes precedence over ours.
-                Err(e) => invalid = Some(e),
-            }
-        }
-        let generation = match stream.finish().await {
-            Ok(g) => g,
-            Err(e) => return self.failed_answer(e, Some(raw)),
-        };
-        let model = generation.model.clone();
-        let contract = if let Some(e) = invalid {
-            eprintln!("note: the streamed output is not a valid answer ({e}); refusing with R3");
-            self.refused(RefusalCode::R3, model.as_deref())
-        } else {
-            match verifier.finish(self.provenance(model.as_deref())) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!(
-                        "note: the streamed output is not a valid answer ({e}); refusing with R3"
-                    );
-                    self.refused(RefusalCode::R3, model.as_deref())
-                }
-            }
-        };
-        Ok(Answered {
-            contract,
-            raw_output: Some(raw),
-            model,
-            usage: Some(generation.usage),
-            error: None,
-        })
-    }
-
-    fn print_outcome(&self, index: usize, outcome: &ClaimOutcome) -> anyhow::Result<()> {
-        let mut out = std::io::stdout().lock();
-        match self.opts.format {
-            Format::Json => {
-                let line = match outcome {
-                    ClaimOutcome::Kept(c) => serde_json::json!({"claim": c}),
-                    ClaimOutcome::Dropped(w) => {
-                        serde_json::json!({"dropped": {"index": index, "warnings": w}})
-                    }
-                };
-                serde_json::to_writer(&mut out, &line)?;
-                out.write_all(b"\n")?;
-            }
-            Format::Text => match outcome {
-                ClaimOutcome::Kept(c) => {
-                    let refs: Vec<String> = c
-                        .citations
-                        .iter()
-                        .map(|x| format!("[{}]", x.reference))
-                        .collect();
-                    writeln!(out, "{} {}", c.text, refs.join(""))?;
-                }
-                ClaimOutcome::Dropped(_) => writeln!(out, "(claim {index} dropped: not verified)")?,
-            },
-        }
-        out.flush()?;
-        Ok(())
+        Err(AnswerError::Cancelled) => anyhow::bail!("the answer was cancelled"),
     }
 }
 
-/// A provider failure as a trace records it: kind, provider, status,
-/// request ID and message (never a secret: `ProviderError` scrubs them).
-pub fn error_summary(e: &ProviderError) -> serde_json::Value {
-    serde_json::json!({
-        "kind": e.kind().as_str(),
-        "provider": e.provider(),
-        "status": e.status(),
-        "request_id": e.request_id(),
-        "message": e.message(),
-        "attempts": e.attempts(),
-    })
+fn print_outcome(format: Format, index: usize, outcome: &ClaimOutcome) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Json => {
+            let line = match outcome {
+                ClaimOutcome::Kept(c) => serde_json::json!({"claim": c}),
+                ClaimOutcome::Dropped(w) => {
+                    serde_json::json!({"dropped": {"index": index, "warnings": w}})
+                }
+            };
+            serde_json::to_writer(&mut out, &line)?;
+            out.write_all(b"\n")?;
+        }
+        Format::Text => match outcome {
+            ClaimOutcome::Kept(c) => {
+                let refs: Vec<String> = c
+                    .citations
+                    .iter()
+                    .map(|x| format!("[{}]", x.reference))
+                    .collect();
+                writeln!(out, "{} {}", c.text, refs.join(""))?;
+            }
+            ClaimOutcome::Dropped(_) => writeln!(out, "(claim {index} dropped: not verified)")?,
+        },
+    }
+    out.flush()?;
+    Ok(())
 }
 
 fn truncate(s: &str, max_chars: usize) -> String {

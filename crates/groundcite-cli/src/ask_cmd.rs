@@ -21,11 +21,11 @@ use groundcite_core::{
     validate_trace_id, verify_with,
 };
 use groundcite_index::{Index, IndexConfig};
-use groundcite_providers::GenerationRequest;
+use groundcite_providers::{GenerationRequest, ProviderError};
 use groundcite_store::{Store, TraceRecord};
 use serde_json::json;
 
-use crate::answer_cmd::{self, AnswerOpts, Answering, ProviderArgs, ProviderName};
+use crate::answer_cmd::{self, AnswerOpts, ProviderArgs, ProviderName};
 use crate::config::{self, FileConfig};
 use crate::input::BadInput;
 use crate::verify_cmd::Format;
@@ -281,24 +281,22 @@ fn generate(
     provenance: Provenance,
     record: &mut TraceRecord,
 ) -> anyhow::Result<(Contract, GenerationRequest, Option<String>)> {
-    let (generator, request) =
-        answer_cmd::prepare(provider, &args.p, file, chunks, &args.question)?;
+    let backend = answer_cmd::backend(provider, &args.p, file)?;
+    let request = backend.request(chunks, &args.question);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let answered = runtime.block_on(
-        Answering {
-            opts,
-            chunks,
-            generator: generator.as_ref(),
-            request: &request,
-            provenance,
-        }
-        .run(),
-    )?;
+    let answered = runtime.block_on(answer_cmd::run_pipeline(
+        opts,
+        chunks,
+        backend.generator(),
+        &request,
+        provenance,
+    ))?;
     record.raw_output = answered.raw_output;
-    record.error = answered.error;
+    record.error = answered.error.as_ref().map(ProviderError::summary);
+    record.provider_request_id = answered.request_id.clone();
     if let Some(u) = answered.usage {
         record.timings = json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens});
     }

@@ -50,6 +50,13 @@
 //! base_url = "https://help.example.com/" # source_url = base_url + path
 //! top_k = 3
 //! database = "traces.sqlite3" # or postgres://…; default: the data directory
+//!
+//! [serve]                     # `groundcite serve`
+//! addr = "127.0.0.1:8787"
+//! api_keys_file = "keys.toml" # [[keys]] tenant = "…" sha256 = "…" (`groundcite key new`)
+//! database = "postgres://groundcite@db/groundcite" # default: as [ask]
+//! retention_days = 90         # default: keep traces
+//! cors_origins = []           # CORS is off unless origins are listed
 //! ```
 
 use std::path::Path;
@@ -83,6 +90,20 @@ pub struct FileConfig {
     pub local: LocalSection,
     #[serde(default)]
     pub ask: AskSection,
+    #[serde(default)]
+    pub serve: ServeSection,
+}
+
+/// `[serve]`: the HTTP service.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeSection {
+    pub addr: Option<String>,
+    pub api_keys_file: Option<String>,
+    pub database: Option<String>,
+    pub retention_days: Option<u32>,
+    #[serde(default)]
+    pub cors_origins: Vec<String>,
 }
 
 /// `[local]`: the embedded model.

@@ -14,6 +14,7 @@ mod index_cmd;
 mod input;
 mod parse_cmd;
 mod schema_cmd;
+mod serve_cmd;
 mod trace_cmd;
 mod verify_cmd;
 
@@ -63,6 +64,12 @@ enum Command {
     /// Show stored traces, or re-verify a stored raw output with the same
     /// rule.
     Trace(trace_cmd::TraceArgs),
+    /// Run the HTTP service: verify, parse, convert and answer over HTTP,
+    /// streamed or not, every request traced, metrics at /metrics, an
+    /// OpenAI-compatible /v1/chat/completions backed by the embedded model.
+    Serve(serve_cmd::ServeArgs),
+    /// Create API keys for `serve`.
+    Key(serve_cmd::KeyArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +83,8 @@ fn main() -> ExitCode {
         Command::Ask(args) => ask_cmd::run(args),
         Command::Index(args) => index_cmd::run(args),
         Command::Trace(args) => trace_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
+        Command::Key(args) => serve_cmd::key(args),
     };
     match result {
         Ok(code) => code,

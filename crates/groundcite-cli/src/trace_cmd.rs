@@ -5,10 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use groundcite_core::{
-    Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, render_text,
-    verify_with,
-};
+use groundcite_core::{Contract, render_text};
 use groundcite_store::{Store, TraceRecord};
 
 use crate::config;
@@ -128,57 +125,11 @@ async fn fetch(url: &str, id: &str) -> anyhow::Result<TraceRecord> {
 /// Re-runs verification on the stored raw output; `true` when the new
 /// contract equals the stored one.
 pub fn reverify(record: &TraceRecord) -> anyhow::Result<(Contract, bool)> {
-    let opt = |k: &str| record.options.get(k).cloned();
-    let profile: MatchProfile = opt("match")
-        .map(serde_json::from_value)
-        .transpose()
-        .context("the trace's match profile")?
-        .unwrap_or(MatchProfile::Default);
-    let policy: ClaimPolicy = opt("claims")
-        .map(serde_json::from_value)
-        .transpose()
-        .context("the trace's claim policy")?
-        .unwrap_or(ClaimPolicy::Strict);
-    let chunks: Vec<Chunk> =
-        serde_json::from_value(record.chunks.clone()).context("the trace's chunks")?;
-    let chunks = ChunkSet::new(chunks).map_err(|e| anyhow::anyhow!("the trace's chunks: {e}"))?;
-    let stored = record.contract.clone();
-    let provenance = Provenance {
-        trace_id: record.trace_id.clone(),
-        created_at: stored
-            .as_ref()
-            .and_then(|c| c.get("created_at"))
-            .and_then(|v| v.as_str())
-            .map_or_else(|| record.created_at.to_string(), str::to_string),
-        question: record.question.clone(),
-        model: record.model.clone(),
-    };
-    let answer = match &record.raw_output {
-        Some(raw) => serde_json::from_str::<GroundedAnswer>(raw),
-        None => {
-            // No output (the gate, or a failed generation): the stored
-            // contract is an unanswerable or a refusal; re-deriving it
-            // means verifying "no answer".
-            Ok(GroundedAnswer {
-                answerable: false,
-                claims: Vec::new(),
-            })
-        }
-    };
-    let contract = match answer {
-        Ok(a) => verify_with(&a, &chunks, profile, policy, provenance),
-        Err(e) => {
-            eprintln!("note: the stored raw output is not a valid answer ({e}); refusing with R3");
-            Contract::refused(
-                groundcite_core::RefusalCode::R3,
-                provenance,
-                profile,
-                Vec::new(),
-            )
-        }
-    };
-    let same = stored.is_some_and(|s| serde_json::to_value(&contract).is_ok_and(|c| c == s));
-    Ok((contract, same))
+    let r = groundcite_store::reverify(record).map_err(|e| anyhow::anyhow!(e))?;
+    if let Some(note) = &r.note {
+        eprintln!("note: {note}; refusing with R3");
+    }
+    Ok((r.contract, r.same))
 }
 
 fn write_summary(out: &mut impl Write, r: &TraceRecord) -> anyhow::Result<()> {

@@ -209,6 +209,20 @@ impl ProviderError {
         )
     }
 
+    /// The error as a trace records it: kind, provider, status, request ID,
+    /// message and attempts (never a secret: messages are scrubbed, and the
+    /// raw body is left out).
+    pub fn summary(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": self.kind().as_str(),
+            "provider": self.provider(),
+            "status": self.status(),
+            "request_id": self.request_id(),
+            "message": self.message(),
+            "attempts": self.attempts(),
+        })
+    }
+
     /// Whether this counts as a schema-parsing error (`SchemaParsingErrorRate`).
     pub fn is_schema_parsing_error(&self) -> bool {
         matches!(self.0.kind, ErrorKind::Truncated | ErrorKind::InvalidOutput)

@@ -55,6 +55,7 @@ mod error;
 mod generator;
 mod http;
 mod openai;
+pub mod pipeline;
 pub mod replay;
 mod secret;
 mod sse;
@@ -64,6 +65,7 @@ pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicM
 pub use error::{ErrorKind, ProviderError};
 pub use generator::{BoxFuture, GenerationStream, Generator, Mode, StreamSender};
 pub use http::{HttpConfig, RetryPolicy};
+pub use pipeline::{AnswerError, AnswerSettings, Answered, Backend, answer};
 pub use openai::{
     ChatAuth, ChatCompletions, CompatServer, OPENAI_BASE_URL, Quirks, ResponseFormatShape,
     TokenLimitField, parse_base_url,

@@ -74,10 +74,12 @@
 mod error;
 mod migrate;
 mod record;
+mod reverify;
 mod store;
 mod url;
 
 pub use error::StoreError;
 pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, validate_trace_id};
+pub use reverify::{Reverified, reverify};
 pub use store::{Durability, Store};
 pub use url::redact_url;

@@ -371,6 +371,15 @@ impl Store {
         .map_err(|error| StoreError::database("purge", error))
     }
 
+    /// A trivial round trip (`SELECT 1`): the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        on_pool!(self, |pool| sqlx::query("SELECT 1")
+            .execute(pool)
+            .await
+            .map(|_| ()))
+        .map_err(|error| StoreError::database("ping", error))
+    }
+
     /// The durability settings the database reports for this store's
     /// connections, for a health check or `doctor` command.
     pub async fn durability(&self) -> Result<Durability, StoreError> {

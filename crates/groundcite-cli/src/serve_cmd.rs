@@ -1,0 +1,238 @@
+//! `groundcite serve` (the HTTP service) and `groundcite key new` (an API
+//! key for it).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use groundcite_core::MatchProfile;
+use groundcite_server::{ApiKeys, AppState, Limits, ServerConfig, Store, key_digest};
+
+use crate::answer_cmd::{self, ProviderArgs, ProviderName};
+use crate::config;
+use crate::input::BadInput;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (else `[serve] addr`, GROUNDCITE_ADDR, 127.0.0.1:8787).
+    #[arg(long, value_name = "HOST:PORT")]
+    addr: Option<String>,
+    /// Trace store: a SQLite file, `sqlite://PATH`, or `postgres://…` (else
+    /// `[serve] database`, GROUNDCITE_DATABASE, the data directory's
+    /// traces.sqlite3).
+    #[arg(long, visible_alias = "database-url", value_name = "URL")]
+    database: Option<String>,
+    /// API keys: a TOML file of `[[keys]] tenant = "…" sha256 = "…"` (else
+    /// `[serve] api_keys_file`, GROUNDCITE_API_KEYS_FILE).
+    #[arg(long, value_name = "FILE")]
+    api_keys_file: Option<String>,
+    /// Serve without API keys: one anonymous tenant that reads every trace.
+    /// For a single-user service on a trusted host only.
+    #[arg(long, conflicts_with = "api_keys_file")]
+    no_auth: bool,
+    /// Serve verification only: no model for `/v1/answer` and
+    /// `/v1/chat/completions` (they answer 501).
+    #[arg(long)]
+    no_model: bool,
+    /// Skip the start-up warm-up request (`/readyz` is ready at once).
+    #[arg(long)]
+    no_warmup: bool,
+    /// Delete traces older than this many days (checked hourly).
+    #[arg(long, value_name = "DAYS")]
+    retention_days: Option<u32>,
+    /// Allow this origin to call the API from a browser (repeatable); CORS
+    /// is off by default.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    cors_origins: Vec<String>,
+    /// Default matching profile: `default` or `lenient`.
+    #[arg(long = "match", value_name = "PROFILE", default_value = "default")]
+    profile: MatchProfile,
+    /// Largest request body in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body_bytes)]
+    max_body_bytes: usize,
+    /// Most chunks in one request.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_chunks)]
+    max_chunks: usize,
+    /// Requests served at once before 503 + Retry-After.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_concurrency)]
+    max_concurrency: usize,
+    /// Model generations at once before 503 + Retry-After.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_generations)]
+    max_generations: usize,
+    /// Seconds before a request times out (503 `timeout`).
+    #[arg(long, value_name = "SECS", default_value_t = Limits::default().request_timeout.as_secs())]
+    request_timeout: u64,
+    /// Log format on stderr.
+    #[arg(long, value_enum, default_value = "json")]
+    log_format: LogFormat,
+    /// Worker threads of the async runtime (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    #[command(flatten)]
+    p: ProviderArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Json,
+    Text,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct KeyArgs {
+    #[command(subcommand)]
+    command: KeyCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum KeyCommand {
+    /// Print a new random API key (once: it is not stored) and the
+    /// `[[keys]]` entry to append to the service's key file.
+    New {
+        /// The tenant the key belongs to.
+        #[arg(long)]
+        tenant: String,
+    },
+    /// Print the `[[keys]]` entry of an existing key read from stdin.
+    Hash {
+        /// The tenant the key belongs to.
+        #[arg(long)]
+        tenant: String,
+    },
+}
+
+pub fn key(args: KeyArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        KeyCommand::New { tenant } => {
+            groundcite_server::validate_tenant(&tenant)
+                .map_err(|m| BadInput::new("--tenant", m))?;
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).context("reading the system's random source")?;
+            let key = format!("gck_{}", hex::encode(bytes));
+            println!("{key}");
+            eprintln!(
+                "# Give the key above to the client; append this to the key file:\n[[keys]]\ntenant = \"{tenant}\"\nsha256 = \"{}\"",
+                key_digest(&key)
+            );
+        }
+        KeyCommand::Hash { tenant } => {
+            groundcite_server::validate_tenant(&tenant)
+                .map_err(|m| BadInput::new("--tenant", m))?;
+            let mut key = String::new();
+            std::io::stdin().read_line(&mut key)?;
+            let key = key.trim();
+            if key.is_empty() {
+                return Err(BadInput::new("<stdin>", "no key on standard input").into());
+            }
+            println!(
+                "[[keys]]\ntenant = \"{tenant}\"\nsha256 = \"{}\"",
+                key_digest(key)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    init_logging(args.log_format);
+    let (file, _) = config::load(args.p.config.as_deref())?;
+    let addr_text = args
+        .addr
+        .clone()
+        .or_else(|| file.serve.addr.clone())
+        .or_else(|| env("GROUNDCITE_ADDR"))
+        .unwrap_or_else(|| "127.0.0.1:8787".into());
+    let addr: SocketAddr = addr_text
+        .parse()
+        .map_err(|e| BadInput::new("--addr", format!("{addr_text:?} is not HOST:PORT ({e})")))?;
+    let keys = if args.no_auth {
+        ApiKeys::disabled()
+    } else {
+        let path = args
+            .api_keys_file
+            .clone()
+            .or_else(|| file.serve.api_keys_file.clone())
+            .or_else(|| env("GROUNDCITE_API_KEYS_FILE"))
+            .ok_or_else(|| {
+                BadInput::new(
+                    "--api-keys-file",
+                    "API keys are required: pass --api-keys-file FILE (create a key with `groundcite key new --tenant NAME`), set GROUNDCITE_API_KEYS_FILE or [serve] api_keys_file, or pass --no-auth for a single-user service",
+                )
+            })?;
+        ApiKeys::load(&PathBuf::from(&path)).map_err(|m| BadInput::new("--api-keys-file", m))?
+    };
+    let database = match args
+        .database
+        .clone()
+        .or_else(|| file.serve.database.clone())
+    {
+        Some(url) => url,
+        None => crate::ask_cmd::database_url(None, &file)?,
+    };
+    let (backend, chat) = if args.no_model {
+        (None, None)
+    } else {
+        let provider = answer_cmd::choose_provider(&args.p, &file)?;
+        let backend = answer_cmd::backend(provider, &args.p, &file)?;
+        // The OpenAI-compatible endpoint serves the embedded model only.
+        let chat = (provider == ProviderName::Local).then(|| backend.shared_generator());
+        (Some(backend), chat)
+    };
+    let limits = Limits {
+        max_body_bytes: args.max_body_bytes,
+        max_chunks: args.max_chunks,
+        max_concurrency: args.max_concurrency,
+        max_generations: args.max_generations,
+        request_timeout: Duration::from_secs(args.request_timeout.max(1)),
+        ..Limits::default()
+    };
+    let retention = args
+        .retention_days
+        .or(file.serve.retention_days)
+        .map(|d| Duration::from_secs(u64::from(d) * 86_400));
+    let mut cors_origins = args.cors_origins.clone();
+    cors_origins.extend(file.serve.cors_origins.iter().cloned());
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(n) = args.workers {
+        runtime.worker_threads(n.max(1));
+    }
+    let runtime = runtime.build().context("starting the async runtime")?;
+    runtime.block_on(async move {
+        // Migrations run here, before the socket opens.
+        let store = Store::open(&database).await?;
+        let state = AppState::new(ServerConfig {
+            store,
+            keys,
+            limits,
+            backend,
+            chat,
+            profile: args.profile,
+            retention,
+            cors_origins,
+        });
+        groundcite_server::serve(addr, state, !args.no_warmup)
+            .await
+            .with_context(|| format!("serving on {addr}"))?;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("GROUNDCITE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}

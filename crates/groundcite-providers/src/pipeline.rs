@@ -1,0 +1,336 @@
+//! Generate, then verify: the one answer pipeline behind `groundcite
+//! answer`, `groundcite ask` and the service's `/v1/answer`.
+//!
+//! [`answer`] calls a [`Generator`] and turns what comes back into contract
+//! v1 with the core's verifier. Output failures (refusal, content filter,
+//! truncation, output that is not a valid answer) become refusal contracts
+//! (R4 or R3), never errors, so every caller reports them the same way;
+//! only a failure to get an answer at all (network, credentials, retries
+//! exhausted) is an [`AnswerError`].
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use groundcite_core::native::{SourceLayout, anthropic};
+use groundcite_core::stream::StreamVerifier;
+use groundcite_core::{
+    ChunkSet, ClaimOutcome, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance,
+    RefusalCode, verify_with,
+};
+
+use crate::error::ProviderError;
+use crate::generator::{Generator, Mode};
+use crate::types::{Generation, GenerationRequest, Output, Usage};
+
+/// Builds the request a backend's generator expects for one question.
+pub type RequestBuilder = dyn Fn(&ChunkSet, &str) -> GenerationRequest + Send + Sync;
+
+/// A configured generator and the way to build its requests (the local
+/// model has its own prompt and source caps; structured and native-citation
+/// providers have theirs). Cheap to clone.
+#[derive(Clone)]
+pub struct Backend {
+    generator: Arc<dyn Generator>,
+    build: Arc<RequestBuilder>,
+}
+
+impl Backend {
+    /// A backend from a generator and its request builder.
+    pub fn new(
+        generator: Arc<dyn Generator>,
+        build: impl Fn(&ChunkSet, &str) -> GenerationRequest + Send + Sync + 'static,
+    ) -> Backend {
+        Backend {
+            generator,
+            build: Arc::new(build),
+        }
+    }
+
+    /// The generator.
+    pub fn generator(&self) -> &dyn Generator {
+        self.generator.as_ref()
+    }
+
+    /// A shared handle on the generator.
+    pub fn shared_generator(&self) -> Arc<dyn Generator> {
+        Arc::clone(&self.generator)
+    }
+
+    /// The request for `question` over `chunks`.
+    pub fn request(&self, chunks: &ChunkSet, question: &str) -> GenerationRequest {
+        (self.build)(chunks, question)
+    }
+}
+
+impl fmt::Debug for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Backend")
+            .field("generator", &self.generator)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How to verify, and whether to stream.
+#[derive(Debug, Clone, Copy)]
+pub struct AnswerSettings {
+    /// The matching profile.
+    pub profile: MatchProfile,
+    /// What to do with claims whose quotes do not carry their quantities.
+    pub policy: ClaimPolicy,
+    /// Stream the generation and verify each claim as its JSON object closes.
+    pub stream: bool,
+}
+
+/// What [`answer`] produced: the contract and everything a trace records.
+#[derive(Debug)]
+pub struct Answered {
+    /// The verified contract (a refusal contract for output failures).
+    pub contract: Contract,
+    /// The model's raw output, exactly as received (partial for failures).
+    pub raw_output: Option<String>,
+    /// The model that answered, when known.
+    pub model: Option<String>,
+    /// Token counts of a successful generation.
+    pub usage: Option<Usage>,
+    /// The provider's request ID.
+    pub request_id: Option<String>,
+    /// Time spent generating (the provider's call, retries included).
+    pub generate_time: Duration,
+    /// The provider's output failure behind a refusal contract.
+    pub error: Option<ProviderError>,
+    /// Why groundcite itself refused the output (R3), when it did.
+    pub note: Option<String>,
+}
+
+impl Answered {
+    /// Whether this answer counts as a schema-parsing error: the output was
+    /// truncated or is not a valid answer (refusal R3).
+    pub fn is_schema_parsing_error(&self) -> bool {
+        self.contract
+            .refusal
+            .as_ref()
+            .is_some_and(|r| r.code == RefusalCode::R3)
+    }
+}
+
+/// Why no contract could be produced.
+#[derive(Debug)]
+pub enum AnswerError {
+    /// The provider could not be reached, rejected the request or kept
+    /// failing; `raw_output` holds what streamed before the failure.
+    Provider {
+        /// The typed error (secrets already scrubbed).
+        error: ProviderError,
+        /// Output received before the failure.
+        raw_output: Option<String>,
+    },
+    /// The claim callback asked to stop (the client went away).
+    Cancelled,
+}
+
+impl fmt::Display for AnswerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AnswerError::Provider { error, .. } => error.fmt(f),
+            AnswerError::Cancelled => f.write_str("the answer was cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for AnswerError {}
+
+/// Generates an answer for `request` and verifies it against `chunks`.
+///
+/// With `settings.stream` and a structured generator, each claim is
+/// verified as soon as its JSON object closes and handed to `on_claim`
+/// (index in the model's output, outcome); `on_claim` returns `false` to
+/// stop, which drops the stream and so cancels the generation. Without
+/// streaming `on_claim` is never called.
+pub async fn answer(
+    generator: &dyn Generator,
+    request: &GenerationRequest,
+    chunks: &ChunkSet,
+    settings: AnswerSettings,
+    provenance: Provenance,
+    on_claim: &mut (dyn FnMut(usize, &ClaimOutcome) -> bool + Send),
+) -> Result<Answered, AnswerError> {
+    let run = Run {
+        chunks,
+        settings,
+        provenance,
+        started: Instant::now(),
+    };
+    if settings.stream && matches!(generator.mode(), Mode::Structured(_)) {
+        return run.streamed(generator, request, on_claim).await;
+    }
+    let generation = if settings.stream {
+        match generator.generate_stream(request).await {
+            Ok(s) => s.finish().await,
+            Err(e) => Err(e),
+        }
+    } else {
+        generator.generate(request).await
+    };
+    match generation {
+        Ok(g) => Ok(run.verified(g)),
+        Err(e) => run.failed(e, None),
+    }
+}
+
+struct Run<'a> {
+    chunks: &'a ChunkSet,
+    settings: AnswerSettings,
+    provenance: Provenance,
+    started: Instant,
+}
+
+impl Run<'_> {
+    fn provenance(&self, model: Option<&str>) -> Provenance {
+        let mut p = self.provenance.clone();
+        if let Some(m) = model {
+            p.model = Some(m.to_string());
+        }
+        p
+    }
+
+    fn refused(&self, code: RefusalCode, model: Option<&str>) -> Contract {
+        Contract::refused(
+            code,
+            self.provenance(model),
+            self.settings.profile,
+            Vec::new(),
+        )
+    }
+
+    /// An output failure becomes a refusal contract; anything else is an error.
+    fn failed(&self, e: ProviderError, raw: Option<String>) -> Result<Answered, AnswerError> {
+        let raw_output = raw.or_else(|| e.partial_output().map(str::to_string));
+        if !e.is_output_failure() {
+            return Err(AnswerError::Provider {
+                error: e,
+                raw_output,
+            });
+        }
+        Ok(Answered {
+            contract: self.refused(e.refusal_code(), e.model()),
+            raw_output,
+            model: e.model().map(str::to_string),
+            usage: None,
+            request_id: e.request_id().map(str::to_string),
+            generate_time: self.started.elapsed(),
+            error: Some(e),
+            note: None,
+        })
+    }
+
+    fn verified(&self, g: Generation) -> Answered {
+        let raw_output = match &g.output {
+            Output::Json(text) => text.clone(),
+            Output::AnthropicCitations(v) => v.to_string(),
+        };
+        let provenance = self.provenance(g.model.as_deref());
+        let (profile, policy) = (self.settings.profile, self.settings.policy);
+        let (contract, note) = match &g.output {
+            Output::Json(text) => match serde_json::from_str::<GroundedAnswer>(text) {
+                Ok(answer) => (
+                    verify_with(&answer, self.chunks, profile, policy, provenance),
+                    None,
+                ),
+                Err(e) => (
+                    self.refused(RefusalCode::R3, g.model.as_deref()),
+                    Some(format!("the model's output is not a valid answer ({e})")),
+                ),
+            },
+            Output::AnthropicCitations(message) => {
+                let layout = SourceLayout::one_per_chunk(self.chunks);
+                match anthropic::convert(message, self.chunks, &layout, profile, policy, provenance)
+                {
+                    Ok(c) => (c, None),
+                    Err(e) => (
+                        self.refused(RefusalCode::R3, g.model.as_deref()),
+                        Some(format!("the provider's citations cannot be read ({e})")),
+                    ),
+                }
+            }
+        };
+        Answered {
+            contract,
+            raw_output: Some(raw_output),
+            model: g.model,
+            usage: Some(g.usage),
+            request_id: g.request_id,
+            generate_time: self.started.elapsed(),
+            error: None,
+            note,
+        }
+    }
+
+    async fn streamed(
+        self,
+        generator: &dyn Generator,
+        request: &GenerationRequest,
+        on_claim: &mut (dyn FnMut(usize, &ClaimOutcome) -> bool + Send),
+    ) -> Result<Answered, AnswerError> {
+        let mut stream = match generator.generate_stream(request).await {
+            Ok(s) => s,
+            Err(e) => return self.failed(e, None),
+        };
+        let mut verifier = StreamVerifier::new(self.chunks, self.settings.profile)
+            .with_claim_policy(self.settings.policy);
+        let mut invalid = None;
+        let mut raw = String::new();
+        loop {
+            let delta = match stream.next_delta().await {
+                Ok(Some(d)) => d,
+                Ok(None) => break,
+                Err(e) => return self.failed(e, Some(raw)),
+            };
+            raw.push_str(&delta);
+            if invalid.is_some() {
+                continue;
+            }
+            match verifier.feed(&delta) {
+                Ok(outcomes) => {
+                    for (index, outcome) in outcomes {
+                        if !on_claim(index, &outcome) {
+                            // Dropping the stream cancels the generation.
+                            return Err(AnswerError::Cancelled);
+                        }
+                    }
+                }
+                // Keep reading: the provider's own verdict (refusal,
+                // truncation) takes precedence over ours.
+                Err(e) => invalid = Some(e),
+            }
+        }
+        let generation = match stream.finish().await {
+            Ok(g) => g,
+            Err(e) => return self.failed(e, Some(raw)),
+        };
+        let model = generation.model.clone();
+        let (contract, note) = match invalid {
+            Some(e) => (
+                self.refused(RefusalCode::R3, model.as_deref()),
+                Some(format!("the streamed output is not a valid answer ({e})")),
+            ),
+            None => match verifier.finish(self.provenance(model.as_deref())) {
+                Ok(c) => (c, None),
+                Err(e) => (
+                    self.refused(RefusalCode::R3, model.as_deref()),
+                    Some(format!("the streamed output is not a valid answer ({e})")),
+                ),
+            },
+        };
+        Ok(Answered {
+            contract,
+            raw_output: Some(raw),
+            model,
+            usage: Some(generation.usage),
+            request_id: generation.request_id,
+            generate_time: self.started.elapsed(),
+            error: None,
+            note,
+        })
+    }
+}

@@ -1,0 +1,75 @@
+//! The JSON body extractor: every rejection in the service's error shape,
+//! with the JSON path of a bad value.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{StatusCode, header};
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// A JSON request body of type `T`.
+#[derive(Debug)]
+pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|m| {
+                let m = m.trim();
+                m.eq_ignore_ascii_case("application/json")
+                    || (m.len() > 5 && m[m.len() - 5..].eq_ignore_ascii_case("+json"))
+            });
+        if !is_json {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body as JSON with `Content-Type: application/json`",
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::too_large(
+                    "body_too_large",
+                    "the request body is larger than the service accepts (see limits in the OpenAPI document)",
+                )
+            } else {
+                ApiError::malformed(format!("the request body could not be read: {e}"))
+            }
+        })?;
+        parse(&bytes).map(ApiJson)
+    }
+}
+
+/// Parses `bytes` as `T`: 400 for bytes that are not JSON, 422 (with the
+/// JSON path) for JSON of the wrong shape.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    match serde_path_to_error::deserialize::<_, T>(de) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if inner.is_syntax() || inner.is_eof() || inner.is_io() {
+                Err(ApiError::malformed(format!(
+                    "the request body is not valid JSON: {inner}"
+                )))
+            } else {
+                Err(ApiError::invalid(
+                    format!("the request body does not have the expected shape: {inner}"),
+                    Some(path),
+                ))
+            }
+        }
+    }
+}

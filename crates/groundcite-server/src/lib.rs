@@ -1,0 +1,47 @@
+//! # groundcite-server
+//!
+//! `groundcite serve`: verified, traced, monitored answers over HTTP.
+//!
+//! ## Key types
+//! - [`ServerConfig`] and [`Limits`]: what the service accepts and how much.
+//! - [`AppState`]: the shared state (trace [`Store`], [`ApiKeys`],
+//!   [`Metrics`], the configured answer [`Backend`]).
+//! - [`app`]: the axum [`Router`], testable without a socket.
+//! - [`serve`]: binds, warms up, and serves until SIGINT/SIGTERM.
+//! - [`ApiError`]: the one error shape, `{"error": {"code", "message"}}`.
+//!
+//! ## Endpoints
+//! `POST /v1/answer` (JSON, or SSE with `Accept: text/event-stream`),
+//! `POST /v1/verify`, `POST /v1/parse`, `POST /v1/convert`,
+//! `GET /v1/traces/{id}`, `POST /v1/traces/{id}/verify`,
+//! `POST /v1/chat/completions` (OpenAI-compatible, structured outputs),
+//! `GET /metrics`, `GET /healthz`, `GET /readyz`, `GET /openapi.json`.
+//!
+//! ## Guarantees
+//! - Every answer/verify/parse/convert response is sent only after its
+//!   trace is committed (a trace store that fails gives 503, not an
+//!   untraced answer). For a streamed answer, the final `done` event is
+//!   sent after the commit.
+//! - Every endpoint but health, readiness, metrics and the OpenAPI
+//!   document needs an API key; a tenant reads only its own traces.
+//! - The service keeps no state of its own: several replicas can share one
+//!   PostgreSQL store behind a load balancer.
+
+mod auth;
+mod error;
+mod extract;
+mod metrics;
+mod openapi;
+mod routes;
+mod state;
+
+pub use auth::{ApiKeys, Tenant, key_digest, validate_tenant};
+pub use error::ApiError;
+pub use metrics::Metrics;
+pub use routes::app;
+pub use state::{AppState, Limits, ServerConfig, serve, warm_up};
+
+pub use axum::Router;
+pub use groundcite_providers::Backend;
+pub use groundcite_store::Store;
+pub use openapi::document as openapi_document;

@@ -1,0 +1,342 @@
+//! `POST /v1/answer`: generate with the configured provider, verify, trace;
+//! as one JSON contract or as server-sent events (`claim`,
+//! `claim_dropped`, then `done` with the contract, or `error`).
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::time::Instant;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use groundcite_core::{Chunk, ChunkSet, ClaimOutcome, ClaimPolicy, MatchProfile, Provenance};
+use groundcite_providers::pipeline::{self, AnswerError, AnswerSettings, Answered};
+use groundcite_providers::{Backend, GenerationRequest, ProviderError};
+use groundcite_store::TraceRecord;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+
+use super::{RequestId, Who, check_text, chunk_set, now_rfc3339, trace_id, warning_codes};
+use crate::auth::Tenant;
+use crate::error::ApiError;
+use crate::extract::ApiJson;
+use crate::state::AppState;
+
+/// Highest `max_tokens` a request may ask for.
+const MAX_TOKENS_CAP: u32 = 32_768;
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct AnswerRequest {
+    question: String,
+    chunks: Vec<Chunk>,
+    /// Stream events (same as `Accept: text/event-stream`).
+    stream: Option<bool>,
+    max_tokens: Option<u32>,
+    temperature: Option<f64>,
+    trace_id: Option<String>,
+    #[serde(rename = "match")]
+    profile: Option<MatchProfile>,
+    claims: Option<ClaimPolicy>,
+    #[serde(flatten)]
+    unknown: BTreeMap<String, IgnoredAny>,
+}
+
+/// Everything one answer needs, owned (a streamed answer runs in its own task).
+struct Job {
+    state: AppState,
+    backend: Backend,
+    tenant: Tenant,
+    chunks: ChunkSet,
+    request: GenerationRequest,
+    settings: AnswerSettings,
+    provenance: Provenance,
+    started: Instant,
+}
+
+pub(crate) async fn answer(
+    State(state): State<AppState>,
+    (tenant, request_id): Who,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<AnswerRequest>,
+) -> Result<Response, ApiError> {
+    let wants_sse = body.stream.unwrap_or(false)
+        || headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("text/event-stream"));
+    let job = prepare(&state, tenant.0, &request_id, body, wants_sse)?;
+    let Ok(permit) = state.0.generations.clone().try_acquire_owned() else {
+        return Err(ApiError::overloaded(
+            "every generation slot is busy; retry shortly",
+            2,
+        ));
+    };
+    let trace_id = job.provenance.trace_id.clone();
+    if !wants_sse {
+        let response = job.run(&mut |_, _| true).await;
+        drop(permit);
+        return response.map(|r| super::with_trace_header(r, &trace_id));
+    }
+    let (tx, rx) = mpsc::unbounded_channel::<Event>();
+    tokio::spawn(async move {
+        let _permit = permit;
+        let events = tx.clone();
+        let mut on_claim = move |index: usize, outcome: &ClaimOutcome| {
+            let event = match outcome {
+                ClaimOutcome::Kept(c) => event("claim", &json!({"index": index, "claim": c})),
+                ClaimOutcome::Dropped(w) => {
+                    event("claim_dropped", &json!({"index": index, "warnings": w}))
+                }
+            };
+            events.send(event).is_ok()
+        };
+        tokio::select! {
+            // The client went away: dropping the job cancels the generation.
+            () = tx.closed() => {}
+            done = job.run(&mut on_claim) => {
+                let last = match done {
+                    Ok(response) => match response_json(response).await {
+                        Some(contract) => event("done", &contract),
+                        None => event("error", &ApiError::internal("unreadable contract").body()),
+                    },
+                    Err(e) => event("error", &e.body()),
+                };
+                let _ = tx.send(last);
+            }
+        }
+    });
+    let stream =
+        tokio_stream::StreamExt::map(UnboundedReceiverStream::new(rx), Ok::<_, Infallible>);
+    let sse = Sse::new(stream).keep_alive(KeepAlive::default());
+    Ok(super::with_trace_header(sse.into_response(), &trace_id))
+}
+
+fn event(name: &str, data: &Value) -> Event {
+    Event::default().event(name).data(data.to_string())
+}
+
+/// The body of a JSON response, for the `done` event.
+async fn response_json(response: Response) -> Option<Value> {
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+fn prepare(
+    state: &AppState,
+    tenant: Tenant,
+    request_id: &RequestId,
+    body: AnswerRequest,
+    stream: bool,
+) -> Result<Job, ApiError> {
+    if let Some(field) = body.unknown.keys().next() {
+        return Err(ApiError::invalid(
+            format!("unknown field {field:?}"),
+            Some(field.clone()),
+        ));
+    }
+    let Some(backend) = state.0.backend.clone() else {
+        return Err(ApiError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "not_configured",
+            "this service has no answer provider configured (start it with --provider)",
+        ));
+    };
+    let limits = &state.0.limits;
+    if body.question.trim().is_empty() {
+        return Err(ApiError::invalid(
+            "the question is empty",
+            Some("question".into()),
+        ));
+    }
+    check_text(&body.question, "question", limits)?;
+    let chunks = chunk_set(body.chunks, limits)?;
+    if chunks.is_empty() {
+        return Err(ApiError::invalid(
+            "no chunks: there is nothing to answer from",
+            Some("chunks".into()),
+        ));
+    }
+    let mut request = backend.request(&chunks, &body.question);
+    if let Some(n) = body.max_tokens {
+        if n == 0 || n > MAX_TOKENS_CAP {
+            return Err(ApiError::invalid(
+                format!("max_tokens must be 1 to {MAX_TOKENS_CAP}"),
+                Some("max_tokens".into()),
+            ));
+        }
+        request.max_tokens = n;
+    }
+    if let Some(t) = body.temperature {
+        if !(0.0..=2.0).contains(&t) {
+            return Err(ApiError::invalid(
+                "temperature must be between 0 and 2",
+                Some("temperature".into()),
+            ));
+        }
+        request.temperature = Some(t);
+    }
+    let provenance = Provenance {
+        trace_id: trace_id(body.trace_id, request_id)?,
+        created_at: now_rfc3339(),
+        question: Some(body.question),
+        model: None,
+    };
+    Ok(Job {
+        state: state.clone(),
+        backend,
+        tenant,
+        chunks,
+        request,
+        settings: AnswerSettings {
+            profile: body.profile.unwrap_or(state.0.profile),
+            policy: body.claims.unwrap_or_default(),
+            stream,
+        },
+        provenance,
+        started: Instant::now(),
+    })
+}
+
+impl Job {
+    /// Generates, verifies, commits the trace, and returns the response.
+    async fn run(
+        self,
+        on_claim: &mut (dyn FnMut(usize, &ClaimOutcome) -> bool + Send),
+    ) -> Result<Response, ApiError> {
+        let provider = self.backend.generator().provider();
+        let trace_id = self.provenance.trace_id.clone();
+        let result = pipeline::answer(
+            self.backend.generator(),
+            &self.request,
+            &self.chunks,
+            self.settings,
+            self.provenance.clone(),
+            on_claim,
+        )
+        .await;
+        let mut record = self.record()?;
+        let metrics = self.state.metrics();
+        match result {
+            Ok(answered) => {
+                metrics.generation(
+                    provider,
+                    answered.model.as_deref(),
+                    answered.generate_time,
+                    answered.is_schema_parsing_error(),
+                );
+                let claims_in = claims_in(&answered);
+                fill(&mut record, &answered, self.started)?;
+                self.state
+                    .commit(&record)
+                    .await
+                    .map_err(|e| e.with_trace_id(&trace_id))?;
+                metrics.contract(
+                    provider,
+                    answered.model.as_deref(),
+                    claims_in,
+                    &answered.contract,
+                );
+                Ok(Json(answered.contract).into_response())
+            }
+            Err(AnswerError::Cancelled) => Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "cancelled",
+                "the client went away",
+            )),
+            Err(AnswerError::Provider { error, raw_output }) => {
+                metrics.generation(
+                    provider,
+                    error.model(),
+                    self.started.elapsed(),
+                    error.is_schema_parsing_error(),
+                );
+                record.raw_output = raw_output;
+                record.model = error.model().map(str::to_string);
+                record.provider_request_id = error.request_id().map(str::to_string);
+                record.error = Some(error.summary());
+                record.timings = json!({"total_ms": ms(self.started)});
+                self.state
+                    .commit(&record)
+                    .await
+                    .map_err(|e| e.with_trace_id(&trace_id))?;
+                Err(provider_failure(&error).with_trace_id(&trace_id))
+            }
+        }
+    }
+
+    fn record(&self) -> Result<TraceRecord, ApiError> {
+        let mut r = TraceRecord::new(&self.provenance.trace_id, "answer");
+        r.tenant = self.tenant.name().map(str::to_string);
+        r.question = self.provenance.question.clone();
+        r.chunks = serde_json::to_value(self.chunks.chunks()).map_err(ApiError::internal)?;
+        r.prompt = Some(json!({"system": self.request.system, "user": self.request.user}));
+        r.schema_hash = self.request.schema.as_ref().map(|s| {
+            format!(
+                "sha256:{}",
+                hex::encode(Sha256::digest(s.schema.to_string().as_bytes()))
+            )
+        });
+        r.provider = Some(self.backend.generator().provider().to_string());
+        r.options = json!({
+            "match": self.settings.profile,
+            "claims": self.settings.policy,
+            "stream": self.settings.stream,
+            "max_tokens": self.request.max_tokens,
+            "temperature": self.request.temperature,
+        });
+        Ok(r)
+    }
+}
+
+/// Claims the model produced: kept plus those that failed verification.
+fn claims_in(a: &Answered) -> usize {
+    a.contract.claims.len()
+        + a.contract
+            .warnings
+            .iter()
+            .filter(|w| w.code.is_verification_failure())
+            .count()
+}
+
+fn fill(record: &mut TraceRecord, a: &Answered, started: Instant) -> Result<(), ApiError> {
+    record.raw_output = a.raw_output.clone();
+    record.model = a.model.clone();
+    record.provider_request_id = a.request_id.clone();
+    record.error = a.error.as_ref().map(ProviderError::summary);
+    record.warnings = warning_codes(&a.contract);
+    record.contract = Some(serde_json::to_value(&a.contract).map_err(ApiError::internal)?);
+    record.timings = json!({
+        "generate_ms": a.generate_time.as_secs_f64() * 1000.0,
+        "total_ms": ms(started),
+        "input_tokens": a.usage.and_then(|u| u.input_tokens),
+        "output_tokens": a.usage.and_then(|u| u.output_tokens),
+    });
+    Ok(())
+}
+
+fn ms(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+/// 502 (or 504 for timeouts, 422 for a request the provider cannot take):
+/// what failed, never the provider's raw body.
+pub(crate) fn provider_failure(e: &ProviderError) -> ApiError {
+    use groundcite_providers::ErrorKind;
+    let (status, code) = match e.kind() {
+        ErrorKind::Timeout => (StatusCode::GATEWAY_TIMEOUT, "provider_timeout"),
+        ErrorKind::Config => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "provider_rejected_request",
+        ),
+        _ => (StatusCode::BAD_GATEWAY, "provider_error"),
+    };
+    ApiError::new(status, code, e.to_string())
+}

@@ -1,0 +1,295 @@
+//! `POST /v1/verify`, `/v1/parse`, `/v1/convert`: answers produced
+//! elsewhere, verified with the one rule and traced.
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use groundcite_core::native::{SourceLayout, anthropic, bedrock};
+use groundcite_core::{
+    Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, prose,
+    verify_with,
+};
+use groundcite_store::TraceRecord;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Who, check_answer, check_text, chunk_set, now_rfc3339, trace_id, warning_codes};
+use crate::auth::Tenant;
+use crate::error::ApiError;
+use crate::extract::ApiJson;
+use crate::state::AppState;
+
+/// Options every verification request may set.
+#[derive(Debug, Deserialize, Default)]
+pub(crate) struct Common {
+    /// The user's question, copied into the contract.
+    question: Option<String>,
+    /// The model that produced the answer, copied into the contract.
+    model: Option<String>,
+    /// A trace ID of the caller's (else the request's own).
+    trace_id: Option<String>,
+    /// `default` or `lenient`.
+    #[serde(rename = "match")]
+    profile: Option<MatchProfile>,
+    /// `strict` or `lenient`.
+    claims: Option<ClaimPolicy>,
+    /// Whatever else the body holds: refused by [`Common::check`] (serde's
+    /// `deny_unknown_fields` does not work with `flatten`).
+    #[serde(flatten)]
+    unknown: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct VerifyRequest {
+    chunks: Vec<Chunk>,
+    answer: GroundedAnswer,
+    #[serde(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ParseRequest {
+    chunks: Vec<Chunk>,
+    /// The free-form answer with its citation markers.
+    text: String,
+    #[serde(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum From {
+    Anthropic,
+    BedrockRag,
+    BedrockConverse,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ConvertRequest {
+    chunks: Vec<Chunk>,
+    from: From,
+    /// The provider's response (for Anthropic also its SSE text, as a string).
+    response: Value,
+    /// The request sent to the provider, when sources were not one per chunk.
+    request: Option<Value>,
+    #[serde(flatten)]
+    common: Common,
+}
+
+/// What every verification endpoint shares once its contract exists.
+pub(crate) struct Verified<'a> {
+    pub kind: &'static str,
+    pub tenant: &'a Tenant,
+    pub chunks: &'a ChunkSet,
+    pub raw_output: Option<String>,
+    pub options: Value,
+    pub claims_in: usize,
+    pub provider: &'static str,
+}
+
+impl Verified<'_> {
+    /// Stores the trace, counts the contract, and responds (after the commit).
+    pub async fn deliver(self, state: &AppState, contract: Contract) -> Result<Response, ApiError> {
+        let mut record = TraceRecord::new(&contract.trace_id, self.kind);
+        record.tenant = self.tenant.name().map(str::to_string);
+        record.question = contract.question.clone();
+        record.chunks = serde_json::to_value(self.chunks.chunks()).map_err(ApiError::internal)?;
+        record.raw_output = self.raw_output;
+        record.model = contract.model.clone();
+        record.provider = Some(self.provider.to_string());
+        record.options = self.options;
+        record.warnings = warning_codes(&contract);
+        let trace_id = contract.trace_id.clone();
+        record.contract = Some(serde_json::to_value(&contract).map_err(ApiError::internal)?);
+        state
+            .commit(&record)
+            .await
+            .map_err(|e| e.with_trace_id(&trace_id))?;
+        state.metrics().contract(
+            self.provider,
+            contract.model.as_deref(),
+            self.claims_in,
+            &contract,
+        );
+        Ok(super::with_trace_header(
+            Json(contract).into_response(),
+            &trace_id,
+        ))
+    }
+}
+
+impl Common {
+    fn settings(&self, state: &AppState) -> (MatchProfile, ClaimPolicy) {
+        (
+            self.profile.unwrap_or(state.0.profile),
+            self.claims.unwrap_or_default(),
+        )
+    }
+
+    fn provenance(&mut self, request: &super::RequestId) -> Result<Provenance, ApiError> {
+        Ok(Provenance {
+            trace_id: trace_id(self.trace_id.take(), request)?,
+            created_at: now_rfc3339(),
+            question: self.question.take(),
+            model: self.model.take(),
+        })
+    }
+
+    fn check(&self, state: &AppState) -> Result<(), ApiError> {
+        if let Some(field) = self.unknown.keys().next() {
+            return Err(ApiError::invalid(
+                format!("unknown field {field:?}"),
+                Some(field.clone()),
+            ));
+        }
+        if let Some(q) = &self.question {
+            check_text(q, "question", &state.0.limits)?;
+        }
+        Ok(())
+    }
+}
+
+fn options(profile: MatchProfile, policy: ClaimPolicy) -> Value {
+    json!({"match": profile, "claims": policy})
+}
+
+pub(crate) async fn verify(
+    State(state): State<AppState>,
+    (tenant, request): Who,
+    ApiJson(mut body): ApiJson<VerifyRequest>,
+) -> Result<Response, ApiError> {
+    body.common.check(&state)?;
+    let chunks = chunk_set(body.chunks, &state.0.limits)?;
+    check_answer(&body.answer, &state.0.limits)?;
+    let (profile, policy) = body.common.settings(&state);
+    let provenance = body.common.provenance(&request)?;
+    // The stored raw output is what re-verification reads back.
+    let raw = serde_json::to_string(&body.answer).map_err(ApiError::internal)?;
+    let contract = verify_with(&body.answer, &chunks, profile, policy, provenance);
+    Verified {
+        kind: "verify",
+        tenant: &tenant,
+        chunks: &chunks,
+        raw_output: Some(raw),
+        options: options(profile, policy),
+        claims_in: body.answer.claims.len(),
+        provider: "client",
+    }
+    .deliver(&state, contract)
+    .await
+}
+
+pub(crate) async fn parse(
+    State(state): State<AppState>,
+    (tenant, request): Who,
+    ApiJson(mut body): ApiJson<ParseRequest>,
+) -> Result<Response, ApiError> {
+    body.common.check(&state)?;
+    check_text(&body.text, "text", &state.0.limits)?;
+    let chunks = chunk_set(body.chunks, &state.0.limits)?;
+    if body.text.trim().is_empty() {
+        return Err(ApiError::invalid(
+            "the answer text is empty",
+            Some("text".into()),
+        ));
+    }
+    let (profile, policy) = body.common.settings(&state);
+    let provenance = body.common.provenance(&request)?;
+    let contract = prose::verify_prose_with(&body.text, &chunks, profile, policy, provenance)
+        .map_err(|e| {
+            ApiError::new(
+                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                "no_citations",
+                e.to_string(),
+            )
+        })?;
+    let claims_in = contract.claims.len() + failed(&contract);
+    Verified {
+        kind: "parse",
+        tenant: &tenant,
+        chunks: &chunks,
+        raw_output: Some(body.text),
+        options: options(profile, policy),
+        claims_in,
+        provider: "client",
+    }
+    .deliver(&state, contract)
+    .await
+}
+
+fn failed(c: &Contract) -> usize {
+    c.warnings
+        .iter()
+        .filter(|w| w.code.is_verification_failure())
+        .count()
+}
+
+pub(crate) async fn convert(
+    State(state): State<AppState>,
+    (tenant, request): Who,
+    ApiJson(mut body): ApiJson<ConvertRequest>,
+) -> Result<Response, ApiError> {
+    body.common.check(&state)?;
+    let chunks = chunk_set(body.chunks, &state.0.limits)?;
+    let (profile, policy) = body.common.settings(&state);
+    let provenance = body.common.provenance(&request)?;
+    let bad = |field: &str, e: groundcite_core::InputError| {
+        ApiError::invalid(e.message, Some(format!("{field}{}", e.path)))
+    };
+    let response = match (&body.response, body.from) {
+        (Value::String(sse), From::Anthropic) => {
+            check_text(sse, "response", &state.0.limits)?;
+            anthropic::read_response(sse).map_err(|e| bad("response", e))?
+        }
+        (v, _) => v.clone(),
+    };
+    if body.request.is_some() && body.from == From::BedrockRag {
+        return Err(ApiError::invalid(
+            "`request` applies to `from: anthropic` and `from: bedrock-converse` only",
+            Some("request".into()),
+        ));
+    }
+    let layout = match &body.request {
+        None => SourceLayout::one_per_chunk(&chunks),
+        Some(r) if body.from == From::BedrockConverse => {
+            SourceLayout::from_converse_request(r, &chunks).map_err(|e| bad("request", e))?
+        }
+        Some(r) => {
+            SourceLayout::from_anthropic_request(r, &chunks).map_err(|e| bad("request", e))?
+        }
+    };
+    let contract = match body.from {
+        From::Anthropic => {
+            anthropic::convert(&response, &chunks, &layout, profile, policy, provenance)
+        }
+        From::BedrockRag => {
+            bedrock::convert_retrieve_and_generate(&response, &chunks, profile, policy, provenance)
+        }
+        From::BedrockConverse => {
+            bedrock::convert_converse(&response, &chunks, &layout, profile, policy, provenance)
+        }
+    }
+    .map_err(|e| bad("response", e))?;
+    let from = match body.from {
+        From::Anthropic => "anthropic",
+        From::BedrockRag => "bedrock-rag",
+        From::BedrockConverse => "bedrock-converse",
+    };
+    let mut opts = options(profile, policy);
+    opts["from"] = json!(from);
+    if let Some(r) = body.request {
+        opts["request"] = r;
+    }
+    let claims_in = contract.claims.len() + failed(&contract);
+    Verified {
+        kind: "convert",
+        tenant: &tenant,
+        chunks: &chunks,
+        raw_output: Some(response.to_string()),
+        options: opts,
+        claims_in,
+        provider: "client",
+    }
+    .deliver(&state, contract)
+    .await
+}

@@ -1,0 +1,271 @@
+//! Configuration, shared state, trace commits, warm-up and the serve loop.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use groundcite_core::{ChunkSet, MatchProfile};
+use groundcite_providers::{Backend, Generator};
+use groundcite_store::{Store, StoreError, TraceRecord};
+use tokio::sync::Semaphore;
+
+use crate::auth::ApiKeys;
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+
+/// What the service accepts, and how much at once.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest request body, in bytes (413 `body_too_large`).
+    pub max_body_bytes: usize,
+    /// Most chunks in one request (413 `too_many_chunks`).
+    pub max_chunks: usize,
+    /// Longest chunk content, in bytes (422 `limit_exceeded`).
+    pub max_chunk_bytes: usize,
+    /// Most claims in an answer (422 `limit_exceeded`).
+    pub max_claims: usize,
+    /// Most citations in one claim (422 `limit_exceeded`).
+    pub max_citations: usize,
+    /// Longest quote, in characters (422 `limit_exceeded`).
+    pub max_quote_chars: usize,
+    /// Longest claim text, in characters (422 `limit_exceeded`).
+    pub max_claim_chars: usize,
+    /// Longest free-form answer or question, in bytes (422 `limit_exceeded`).
+    pub max_text_bytes: usize,
+    /// Time to the response head; 503 `timeout` after it.
+    pub request_timeout: Duration,
+    /// Requests served at once; more get 503 `overloaded` with Retry-After.
+    pub max_concurrency: usize,
+    /// Model generations at once (answer and chat completions).
+    pub max_generations: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 4 * 1024 * 1024,
+            max_chunks: 200,
+            max_chunk_bytes: 64 * 1024,
+            max_claims: 64,
+            max_citations: 16,
+            max_quote_chars: 2_000,
+            max_claim_chars: 4_000,
+            max_text_bytes: 256 * 1024,
+            request_timeout: Duration::from_secs(120),
+            max_concurrency: 256,
+            max_generations: 4,
+        }
+    }
+}
+
+/// Everything the service is started with.
+#[derive(Debug)]
+pub struct ServerConfig {
+    /// The trace store (migrated).
+    pub store: Store,
+    /// The accepted API keys.
+    pub keys: ApiKeys,
+    /// Request limits.
+    pub limits: Limits,
+    /// The answer backend of `/v1/answer`, if one is configured.
+    pub backend: Option<Backend>,
+    /// The generator behind `/v1/chat/completions` (the embedded model),
+    /// if one is configured.
+    pub chat: Option<Arc<dyn Generator>>,
+    /// The default matching profile for requests that do not choose one.
+    pub profile: MatchProfile,
+    /// Delete traces older than this (checked hourly); `None` keeps them.
+    pub retention: Option<Duration>,
+    /// Cross-origin origins allowed (CORS); empty means CORS is off.
+    pub cors_origins: Vec<String>,
+}
+
+/// Shared state: cheap to clone.
+#[derive(Clone, Debug)]
+pub struct AppState(pub(crate) Arc<Inner>);
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub store: Store,
+    pub keys: ApiKeys,
+    pub limits: Limits,
+    pub metrics: Metrics,
+    pub backend: Option<Backend>,
+    pub chat: Option<Arc<dyn Generator>>,
+    pub profile: MatchProfile,
+    pub cors_origins: Vec<String>,
+    pub ready: AtomicBool,
+    pub requests: Arc<Semaphore>,
+    pub generations: Arc<Semaphore>,
+    pub retention: Option<Duration>,
+}
+
+impl AppState {
+    /// State from a configuration; not ready until [`AppState::set_ready`]
+    /// (normally after [`warm_up`]).
+    pub fn new(config: ServerConfig) -> AppState {
+        let requests = Arc::new(Semaphore::new(config.limits.max_concurrency.max(1)));
+        let generations = Arc::new(Semaphore::new(config.limits.max_generations.max(1)));
+        AppState(Arc::new(Inner {
+            store: config.store,
+            keys: config.keys,
+            limits: config.limits,
+            metrics: Metrics::new(),
+            backend: config.backend,
+            chat: config.chat,
+            profile: config.profile,
+            cors_origins: config.cors_origins,
+            ready: AtomicBool::new(false),
+            requests,
+            generations,
+            retention: config.retention,
+        }))
+    }
+
+    /// Marks the service ready (`/readyz` turns 200).
+    pub fn set_ready(&self, ready: bool) {
+        self.0.ready.store(ready, Ordering::SeqCst);
+    }
+
+    /// Whether `/readyz` says ready.
+    pub fn is_ready(&self) -> bool {
+        self.0.ready.load(Ordering::SeqCst)
+    }
+
+    /// The metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+
+    /// The trace store.
+    pub fn store(&self) -> &Store {
+        &self.0.store
+    }
+
+    /// Commits `record`; the caller responds only after this returns `Ok`.
+    pub(crate) async fn commit(&self, record: &TraceRecord) -> Result<(), ApiError> {
+        match self.0.store.insert(record).await {
+            Ok(()) => Ok(()),
+            Err(StoreError::Duplicate { .. }) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "duplicate_trace_id",
+                format!(
+                    "a trace with ID {:?} already exists; send a new trace_id or none",
+                    record.trace_id
+                ),
+            )),
+            Err(StoreError::InvalidTraceId { .. }) => Err(ApiError::invalid(
+                "trace_id must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-'",
+                Some("trace_id".into()),
+            )),
+            Err(e) => {
+                self.0.metrics.trace_failed(self.0.store.backend());
+                tracing::error!(trace_id = %record.trace_id, error = %e, "trace not committed");
+                Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "trace_store_unavailable",
+                    "the trace could not be stored, so no answer is returned; retry later",
+                ))
+            }
+        }
+    }
+}
+
+/// Sends one minimal request with the exact schema to the configured
+/// backend, so the provider (or the embedded model) compiles its grammar
+/// before the first user request. An output failure (the tiny request may
+/// well be truncated) still warms the grammar; a provider that cannot be
+/// reached is an error.
+pub async fn warm_up(backend: &Backend) -> Result<Duration, String> {
+    let chunks = ChunkSet::new(vec![groundcite_core::Chunk {
+        chunk_id: "warmup#1".into(),
+        content: "groundcite is warming up.".into(),
+        source_title: None,
+        source_url: None,
+        page_number: None,
+        score: None,
+    }])
+    .map_err(|e| e.to_string())?;
+    let mut request = backend.request(&chunks, "Is groundcite warming up?");
+    request.max_tokens = request.max_tokens.min(16);
+    let started = std::time::Instant::now();
+    match backend.generator().generate(&request).await {
+        Ok(_) => Ok(started.elapsed()),
+        Err(e) if e.is_output_failure() => Ok(started.elapsed()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Serves `state` on `addr` until SIGINT or SIGTERM: warms the backend up
+/// (when `warmup`), then turns ready; in-flight requests finish on
+/// shutdown.
+pub async fn serve(addr: SocketAddr, state: AppState, warmup: bool) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    tracing::info!(addr = %local, store = state.store().redacted_url(), "listening");
+    let ready_state = state.clone();
+    tokio::spawn(async move {
+        if warmup && let Some(backend) = &ready_state.0.backend {
+            match warm_up(backend).await {
+                Ok(took) => tracing::info!(took_ms = took.as_millis() as u64, "warm-up done"),
+                Err(e) => {
+                    // Stay unready: a load balancer keeps traffic away until
+                    // an operator fixes the provider settings.
+                    tracing::error!(error = %e, "warm-up failed; /readyz stays unready");
+                    return;
+                }
+            }
+        }
+        ready_state.set_ready(true);
+        tracing::info!("ready");
+    });
+    if let Some(keep) = state.0.retention {
+        let store_state = state.clone();
+        tokio::spawn(async move { retention_loop(store_state, keep).await });
+    }
+    let app = crate::routes::app(state.clone());
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    state.set_ready(false);
+    Ok(())
+}
+
+async fn retention_loop(state: AppState, keep: Duration) {
+    let mut tick = tokio::time::interval(Duration::from_secs(3600));
+    loop {
+        tick.tick().await;
+        let cutoff = jiff::Timestamp::now()
+            .checked_sub(jiff::SignedDuration::try_from(keep).unwrap_or(jiff::SignedDuration::MAX));
+        let Ok(cutoff) = cutoff else { continue };
+        match state.store().purge_older_than(cutoff).await {
+            Ok(n) if n > 0 => tracing::info!(deleted = n, "retention: old traces deleted"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "retention: purge failed"),
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down");
+}

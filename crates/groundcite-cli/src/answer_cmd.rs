@@ -102,6 +102,11 @@ pub struct AnswerArgs {
     /// Verify and print each claim as soon as it closes in the stream.
     #[arg(long)]
     stream: bool,
+    /// Send one minimal request with the exact schema first, so the
+    /// provider compiles its grammar before the real request (its time is
+    /// printed on stderr).
+    #[arg(long)]
+    warmup: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
     format: Format,
@@ -639,7 +644,12 @@ fn azure_generator(
         },
         AzureAuth::AzureCli => AzureCredential::AzureCli,
     };
-    let mut identity = IdentityEndpoints::default();
+    let mut identity = IdentityEndpoints {
+        // App Service, Functions and Container Apps set these for their
+        // managed identity; elsewhere IMDS answers.
+        app_service: groundcite_providers::azure::AppServiceIdentity::from_env(),
+        ..IdentityEndpoints::default()
+    };
     if let Some(h) = env::var(env::AZURE_AUTHORITY_HOST).or_else(|| s.authority_host.clone()) {
         identity.authority_host = parse_base_url("azure", &h).map_err(provider_error)?;
     }
@@ -760,6 +770,12 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
         profile: args.profile,
         policy: args.policy,
     };
+    if args.warmup {
+        let took = runtime
+            .block_on(pipeline::warm_up(&backend))
+            .map_err(|e| anyhow::anyhow!("warm-up: {e}"))?;
+        eprintln!("note: warm-up took {} ms", took.as_millis());
+    }
     let contract = runtime
         .block_on(run_pipeline(
             opts,

@@ -82,7 +82,10 @@ pub enum AzureCredential {
         /// The federated token file, read at each exchange (it rotates).
         token_file: PathBuf,
     },
-    /// Managed identity through IMDS; `client_id` selects a user-assigned identity.
+    /// Managed identity: through App Service's identity endpoint when
+    /// [`IdentityEndpoints::app_service`] is set (App Service, Functions,
+    /// Container Apps), else through IMDS (VMs, AKS node identity);
+    /// `client_id` selects a user-assigned identity.
     ManagedIdentity {
         /// Client ID of a user-assigned identity.
         client_id: Option<String>,
@@ -114,6 +117,31 @@ pub struct IdentityEndpoints {
     pub imds: Url,
     /// The Azure CLI program.
     pub az_command: String,
+    /// App Service's managed-identity endpoint (`IDENTITY_ENDPOINT` and
+    /// `IDENTITY_HEADER`, set by the platform); used instead of IMDS.
+    pub app_service: Option<AppServiceIdentity>,
+}
+
+/// App Service's (and Functions', Container Apps') local token endpoint.
+#[derive(Debug, Clone)]
+pub struct AppServiceIdentity {
+    /// `IDENTITY_ENDPOINT`.
+    pub endpoint: Url,
+    /// `IDENTITY_HEADER`: sent as `X-IDENTITY-HEADER`; a secret.
+    pub header: SecretString,
+}
+
+impl AppServiceIdentity {
+    /// From `IDENTITY_ENDPOINT` and `IDENTITY_HEADER`, when both are set
+    /// (and the endpoint is a URL).
+    pub fn from_env() -> Option<AppServiceIdentity> {
+        let endpoint = crate::env::var("IDENTITY_ENDPOINT")?;
+        let header = crate::env::secret("IDENTITY_HEADER")?;
+        Some(AppServiceIdentity {
+            endpoint: Url::parse(&endpoint).ok()?,
+            header,
+        })
+    }
 }
 
 impl Default for IdentityEndpoints {
@@ -123,6 +151,7 @@ impl Default for IdentityEndpoints {
             authority_host: Url::parse(DEFAULT_AUTHORITY_HOST).unwrap_or_else(|_| unreachable!()),
             imds: Url::parse(DEFAULT_IMDS_ENDPOINT).unwrap_or_else(|_| unreachable!()),
             az_command: "az".to_string(),
+            app_service: None,
         }
     }
 }
@@ -367,10 +396,25 @@ impl TokenProvider {
         http: &Http,
         client_id: Option<&str>,
     ) -> Result<(SecretString, Duration), ProviderError> {
-        let mut url = self.identity.imds.clone();
+        // App Service: its own endpoint, api-version 2019-08-01, and a
+        // per-instance secret header instead of IMDS's `Metadata: true`.
+        let (mut url, api_version, header, secrets) = match &self.identity.app_service {
+            Some(a) => (
+                a.endpoint.clone(),
+                "2019-08-01",
+                ("x-identity-header", a.header.expose().to_string()),
+                vec![a.header.clone()],
+            ),
+            None => (
+                self.identity.imds.clone(),
+                "2018-02-01",
+                ("metadata", "true".to_string()),
+                Vec::new(),
+            ),
+        };
         {
             let mut q = url.query_pairs_mut();
-            q.append_pair("api-version", "2018-02-01");
+            q.append_pair("api-version", api_version);
             q.append_pair("resource", self.resource());
             if let Some(id) = client_id {
                 q.append_pair("client_id", id);
@@ -380,9 +424,9 @@ impl TokenProvider {
         let sent = http
             .send(
                 PROVIDER,
-                || client.get(url.clone()).header("Metadata", "true"),
+                || client.get(url.clone()).header(header.0, header.1.as_str()),
                 &["x-ms-request-id"],
-                &[],
+                &secrets,
             )
             .await
             .map_err(credential_error)?;

@@ -65,11 +65,11 @@ pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicM
 pub use error::{ErrorKind, ProviderError};
 pub use generator::{BoxFuture, GenerationStream, Generator, Mode, StreamSender};
 pub use http::{HttpConfig, RetryPolicy};
-pub use pipeline::{AnswerError, AnswerSettings, Answered, Backend, answer};
 pub use openai::{
     ChatAuth, ChatCompletions, CompatServer, OPENAI_BASE_URL, Quirks, ResponseFormatShape,
     TokenLimitField, parse_base_url,
 };
+pub use pipeline::{AnswerError, AnswerSettings, Answered, Backend, answer};
 pub use secret::{SecretString, redact_url};
 pub use types::{
     DEFAULT_MAX_TOKENS, FinishReason, Generation, GenerationRequest, NATIVE_SYSTEM_PROMPT,

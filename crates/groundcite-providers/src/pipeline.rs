@@ -71,6 +71,38 @@ impl fmt::Debug for Backend {
     }
 }
 
+/// Sends one minimal request with the exact schema of `backend`, so the
+/// provider (or the embedded model) compiles its grammar before the first
+/// user request: the seed's fix for the cold-start latency of structured
+/// outputs. An output failure (the tiny request may well be truncated)
+/// still warms the grammar; a provider that cannot be reached, or rejects
+/// the request, is an error.
+pub async fn warm_up(backend: &Backend) -> Result<Duration, ProviderError> {
+    let chunks = ChunkSet::new(vec![groundcite_core::Chunk {
+        chunk_id: "warmup#1".into(),
+        content: "groundcite is warming up.".into(),
+        source_title: None,
+        source_url: None,
+        page_number: None,
+        score: None,
+    }])
+    .map_err(|e| {
+        ProviderError::new(
+            crate::ErrorKind::Config,
+            backend.generator().provider(),
+            e.to_string(),
+        )
+    })?;
+    let mut request = backend.request(&chunks, "Is groundcite warming up?");
+    request.max_tokens = request.max_tokens.min(16);
+    let started = Instant::now();
+    match backend.generator().generate(&request).await {
+        Ok(_) => Ok(started.elapsed()),
+        Err(e) if e.is_output_failure() => Ok(started.elapsed()),
+        Err(e) => Err(e),
+    }
+}
+
 /// How to verify, and whether to stream.
 #[derive(Debug, Clone, Copy)]
 pub struct AnswerSettings {

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use groundcite_core::native::{SourceLayout, anthropic};
 use groundcite_core::{ChunkSet, ClaimPolicy, MatchProfile, Provenance};
-use groundcite_providers::azure::{AzureConfig, AzureCredential, AzureRoute, IdentityEndpoints};
+use groundcite_providers::azure::{
+    AppServiceIdentity, AzureConfig, AzureCredential, AzureRoute, IdentityEndpoints,
+};
 use groundcite_providers::replay::{Cassette, ReplayServer};
 use groundcite_providers::{
     Anthropic, AnthropicMode, ChatCompletions, CompatServer, Generation, GenerationRequest,
@@ -29,6 +31,7 @@ const SECRETS: &[&str] = &[
     "federated-FAKE-assertion-0001",
     "sk-ant-test-FAKE-0001",
     "compat-test-FAKE-0001",
+    "identity-header-FAKE-0001",
 ];
 
 fn testdata() -> PathBuf {
@@ -111,6 +114,7 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
                 authority_host: url(""),
                 imds: url("/metadata/identity/oauth2/token"),
                 az_command: "az-not-used".into(),
+                app_service: None,
             };
             let credential = match s("auth").as_deref().unwrap_or("api-key") {
                 "api-key" => AzureCredential::ApiKey(SecretString::new("aoai-test-FAKE-key-0001")),
@@ -130,6 +134,15 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
                     }
                 }
                 "managed-identity" => AzureCredential::ManagedIdentity { client_id: None },
+                "app-service-identity" => {
+                    identity.app_service = Some(AppServiceIdentity {
+                        endpoint: url("/msi/token"),
+                        header: SecretString::new("identity-header-FAKE-0001"),
+                    });
+                    AzureCredential::ManagedIdentity {
+                        client_id: Some("client-fake-0001".into()),
+                    }
+                }
                 "azure-cli" => {
                     let az = scratch(case).join("az");
                     let expires = std::time::SystemTime::now()

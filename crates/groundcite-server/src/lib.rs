@@ -39,7 +39,7 @@ pub use auth::{ApiKeys, Tenant, key_digest, validate_tenant};
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use routes::app;
-pub use state::{AppState, Limits, ServerConfig, serve, warm_up};
+pub use state::{AppState, Limits, ServerConfig, serve};
 
 pub use axum::Router;
 pub use groundcite_providers::Backend;

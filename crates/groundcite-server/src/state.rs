@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use groundcite_core::{ChunkSet, MatchProfile};
+use groundcite_core::MatchProfile;
 use groundcite_providers::{Backend, Generator};
 use groundcite_store::{Store, StoreError, TraceRecord};
 use tokio::sync::Semaphore;
@@ -104,7 +104,7 @@ pub(crate) struct Inner {
 
 impl AppState {
     /// State from a configuration; not ready until [`AppState::set_ready`]
-    /// (normally after [`warm_up`]).
+    /// (normally after [`groundcite_providers::pipeline::warm_up`]).
     pub fn new(config: ServerConfig) -> AppState {
         let requests = Arc::new(Semaphore::new(config.limits.max_concurrency.max(1)));
         let generations = Arc::new(Semaphore::new(config.limits.max_generations.max(1)));
@@ -173,31 +173,6 @@ impl AppState {
     }
 }
 
-/// Sends one minimal request with the exact schema to the configured
-/// backend, so the provider (or the embedded model) compiles its grammar
-/// before the first user request. An output failure (the tiny request may
-/// well be truncated) still warms the grammar; a provider that cannot be
-/// reached is an error.
-pub async fn warm_up(backend: &Backend) -> Result<Duration, String> {
-    let chunks = ChunkSet::new(vec![groundcite_core::Chunk {
-        chunk_id: "warmup#1".into(),
-        content: "groundcite is warming up.".into(),
-        source_title: None,
-        source_url: None,
-        page_number: None,
-        score: None,
-    }])
-    .map_err(|e| e.to_string())?;
-    let mut request = backend.request(&chunks, "Is groundcite warming up?");
-    request.max_tokens = request.max_tokens.min(16);
-    let started = std::time::Instant::now();
-    match backend.generator().generate(&request).await {
-        Ok(_) => Ok(started.elapsed()),
-        Err(e) if e.is_output_failure() => Ok(started.elapsed()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
 /// Serves `state` on `addr` until SIGINT or SIGTERM: warms the backend up
 /// (when `warmup`), then turns ready; in-flight requests finish on
 /// shutdown.
@@ -208,7 +183,7 @@ pub async fn serve(addr: SocketAddr, state: AppState, warmup: bool) -> std::io::
     let ready_state = state.clone();
     tokio::spawn(async move {
         if warmup && let Some(backend) = &ready_state.0.backend {
-            match warm_up(backend).await {
+            match groundcite_providers::pipeline::warm_up(backend).await {
                 Ok(took) => tracing::info!(took_ms = took.as_millis() as u64, "warm-up done"),
                 Err(e) => {
                     // Stay unready: a load balancer keeps traffic away until

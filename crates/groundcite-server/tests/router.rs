@@ -36,6 +36,7 @@ enum Script {
 struct Scripted {
     script: Script,
     calls: AtomicUsize,
+    seen: std::sync::Mutex<Vec<GenerationRequest>>,
 }
 
 impl Scripted {
@@ -66,6 +67,9 @@ impl Generator for Scripted {
         _request: &'a GenerationRequest,
     ) -> BoxFuture<'a, Result<Generation, ProviderError>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.push(_request.clone());
+        }
         Box::pin(async move {
             match &self.script {
                 Script::Answer(t) => Ok(Scripted::generation(t)),
@@ -135,6 +139,7 @@ async fn state_with(script: Option<Script>, limits: Limits) -> (AppState, Option
         Arc::new(Scripted {
             script: s,
             calls: AtomicUsize::new(0),
+            seen: Default::default(),
         })
     });
     let backend = scripted.clone().map(|g| {
@@ -813,4 +818,46 @@ async fn the_openapi_document_covers_every_route() {
             "{r} dangles"
         );
     }
+}
+
+#[tokio::test]
+async fn warm_up_sends_the_exact_schema_and_tolerates_an_output_failure() {
+    let backend = |script| {
+        let g = Arc::new(Scripted {
+            script,
+            calls: AtomicUsize::new(0),
+            seen: Default::default(),
+        });
+        let b = Backend::new(g.clone() as Arc<dyn Generator>, |chunks, question| {
+            GenerationRequest::grounded(chunks, question, Target::OpenAi)
+        });
+        (b, g)
+    };
+    let (b, g) = backend(Script::Answer(model_answer()));
+    groundcite_providers::pipeline::warm_up(&b)
+        .await
+        .expect("warm-up");
+    let seen = g.seen.lock().expect("lock");
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].max_tokens <= 16);
+    // The same strict schema a real request over the same chunk carries.
+    let chunks = groundcite_core::ChunkSet::new(vec![groundcite_core::Chunk {
+        chunk_id: "warmup#1".into(),
+        content: String::new(),
+        source_title: None,
+        source_url: None,
+        page_number: None,
+        score: None,
+    }])
+    .expect("chunks");
+    assert_eq!(
+        seen[0].schema,
+        b.request(&chunks, "q").schema,
+        "the warm-up carries the backend's exact schema"
+    );
+    drop(seen);
+    let (b, _) = backend(Script::Fail(ErrorKind::Truncated));
+    assert!(groundcite_providers::pipeline::warm_up(&b).await.is_ok());
+    let (b, _) = backend(Script::Fail(ErrorKind::Connection));
+    assert!(groundcite_providers::pipeline::warm_up(&b).await.is_err());
 }

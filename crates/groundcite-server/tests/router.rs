@@ -837,7 +837,7 @@ async fn warm_up_sends_the_exact_schema_and_tolerates_an_output_failure() {
     groundcite_providers::pipeline::warm_up(&b)
         .await
         .expect("warm-up");
-    let seen = g.seen.lock().expect("lock");
+    let seen = g.seen.lock().expect("lock").clone();
     assert_eq!(seen.len(), 1);
     assert!(seen[0].max_tokens <= 16);
     // The same strict schema a real request over the same chunk carries.
@@ -855,7 +855,6 @@ async fn warm_up_sends_the_exact_schema_and_tolerates_an_output_failure() {
         b.request(&chunks, "q").schema,
         "the warm-up carries the backend's exact schema"
     );
-    drop(seen);
     let (b, _) = backend(Script::Fail(ErrorKind::Truncated));
     assert!(groundcite_providers::pipeline::warm_up(&b).await.is_ok());
     let (b, _) = backend(Script::Fail(ErrorKind::Connection));

@@ -79,6 +79,14 @@ const INSERT: &str = concat!(
     ", answerable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
      $16, $17, $18)"
 );
+/// The batch form: a taken ID inserts nothing (0 rows) instead of aborting
+/// the transaction the other records share.
+const INSERT_OR_SKIP: &str = concat!(
+    "INSERT INTO groundcite_traces (",
+    record_columns!(),
+    ", answerable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+     $16, $17, $18) ON CONFLICT (trace_id) DO NOTHING"
+);
 const GET_ANY: &str = concat!(
     "SELECT ",
     record_columns!(),
@@ -307,6 +315,68 @@ impl Store {
             },
             other => StoreError::database("insert", other),
         })
+    }
+
+    /// Stores several records in one transaction (one commit, one disk
+    /// sync: group commit for a busy service) and returns one result per
+    /// record, in order. When this returns, every `Ok` record is committed.
+    ///
+    /// A record that fails validation or whose ID is taken gets its own
+    /// error ([`StoreError::InvalidTraceId`], [`StoreError::InvalidRecord`],
+    /// [`StoreError::Duplicate`]) without affecting the others; a database
+    /// failure fails them all.
+    pub async fn insert_many(&self, records: &[&TraceRecord]) -> Vec<Result<(), StoreError>> {
+        let mut results: Vec<Result<(), StoreError>> = Vec::with_capacity(records.len());
+        let mut encoded = Vec::with_capacity(records.len());
+        for (i, r) in records.iter().enumerate() {
+            match Columns::encode(r) {
+                Ok(c) => encoded.push((i, c)),
+                Err(e) => {
+                    results.push(Err(e));
+                    continue;
+                }
+            }
+            results.push(Ok(()));
+        }
+        if encoded.is_empty() {
+            return results;
+        }
+        let outcome: Result<Vec<(usize, u64)>, sqlx::Error> = on_pool!(self, |pool| {
+            async {
+                let mut tx = pool.begin().await?;
+                let mut affected = Vec::with_capacity(encoded.len());
+                for (i, columns) in &encoded {
+                    let done = bind_columns!(sqlx::query(INSERT_OR_SKIP), columns)
+                        .execute(&mut *tx)
+                        .await?;
+                    affected.push((*i, done.rows_affected()));
+                }
+                tx.commit().await?;
+                Ok(affected)
+            }
+            .await
+        });
+        match outcome {
+            Ok(affected) => {
+                for (i, n) in affected {
+                    if n == 0 {
+                        results[i] = Err(StoreError::Duplicate {
+                            trace_id: records[i].trace_id.clone(),
+                        });
+                    }
+                }
+            }
+            Err(error) => {
+                let message = error.to_string();
+                for (i, _) in &encoded {
+                    results[*i] = Err(StoreError::database(
+                        "insert",
+                        sqlx::Error::Protocol(message.clone()),
+                    ));
+                }
+            }
+        }
+        results
     }
 
     /// The trace `trace_id`, if stored and visible.

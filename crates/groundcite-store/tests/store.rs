@@ -162,6 +162,44 @@ async fn check_duplicate(store: &Store) {
 
 // ---- SQLite ---------------------------------------------------------------
 
+/// A batch commits its good records and reports the bad ones one by one.
+async fn check_batch(store: &Store) {
+    let a = full_record("acme");
+    let mut b = full_record("acme");
+    b.trace_id = new_id();
+    let mut taken = full_record("acme");
+    taken.trace_id = a.trace_id.clone();
+    let mut invalid = full_record("acme");
+    invalid.trace_id = "not valid!".into();
+    let results = store.insert_many(&[&a, &taken, &invalid, &b]).await;
+    assert!(results[0].is_ok(), "{:?}", results[0]);
+    assert!(
+        matches!(results[1], Err(StoreError::Duplicate { .. })),
+        "{:?}",
+        results[1]
+    );
+    assert!(
+        matches!(results[2], Err(StoreError::InvalidTraceId { .. })),
+        "{:?}",
+        results[2]
+    );
+    assert!(results[3].is_ok(), "{:?}", results[3]);
+    for r in [&a, &b] {
+        let got = store.get(&r.trace_id, Some("acme")).await.expect("get");
+        assert_eq!(got.as_ref(), Some(r));
+    }
+    // The duplicate wrote nothing over the first record.
+    assert!(store.insert_many(&[]).await.is_empty());
+}
+
+#[tokio::test]
+async fn sqlite_batches_commit_good_records_and_report_bad_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    check_batch(&store).await;
+    store.close().await;
+}
+
 #[tokio::test]
 async fn sqlite_file_roundtrips_a_full_record() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -481,6 +519,7 @@ async fn postgres_roundtrip_isolation_and_duplicates() {
     check_roundtrip(&store).await;
     check_tenant_isolation(&store).await;
     check_duplicate(&store).await;
+    check_batch(&store).await;
     assert_eq!(
         store.durability().await.expect("durability").journal_mode,
         None

@@ -235,7 +235,7 @@ impl Job {
                 let claims_in = claims_in(&answered);
                 fill(&mut record, &answered, self.started)?;
                 self.state
-                    .commit(&record)
+                    .commit(record)
                     .await
                     .map_err(|e| e.with_trace_id(&trace_id))?;
                 metrics.contract(
@@ -264,7 +264,7 @@ impl Job {
                 record.error = Some(error.summary());
                 record.timings = json!({"total_ms": ms(self.started)});
                 self.state
-                    .commit(&record)
+                    .commit(record)
                     .await
                     .map_err(|e| e.with_trace_id(&trace_id))?;
                 Err(provider_failure(&error).with_trace_id(&trace_id))

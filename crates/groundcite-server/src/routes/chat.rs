@@ -351,7 +351,7 @@ impl Chat {
         self.record.error = error.as_ref().map(ProviderError::summary);
         self.record.timings = json!({"generate_ms": took.as_secs_f64() * 1000.0});
         self.state
-            .commit(&self.record)
+            .commit(self.record)
             .await
             .map_err(|e| e.with_trace_id(&trace_id))?;
         match (finished, error) {

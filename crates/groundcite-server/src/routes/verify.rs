@@ -102,7 +102,7 @@ impl Verified<'_> {
         let trace_id = contract.trace_id.clone();
         record.contract = Some(serde_json::to_value(&contract).map_err(ApiError::internal)?);
         state
-            .commit(&record)
+            .commit(record)
             .await
             .map_err(|e| e.with_trace_id(&trace_id))?;
         state.metrics().contract(

@@ -220,7 +220,7 @@ impl NormalizedText {
 
     /// Leftmost unit-aligned occurrence of the already-normalized `needle`.
     fn find_aligned(&self, needle: &str) -> Option<(usize, usize)> {
-        let finder = memmem::Finder::new(needle.as_bytes());
+        let finder = QuoteSearch::new(needle.as_bytes());
         let hay = self.text.as_bytes();
         let mut from = 0;
         while let Some(rel) = finder.find(&hay[from..]) {
@@ -232,6 +232,50 @@ impl NormalizedText {
             from = s + 1;
         }
         None
+    }
+}
+
+/// Worst-case work (haystack × needle bytes) up to which [`QuoteSearch`]
+/// uses the packed-pair search alone, whose worst case is that product;
+/// above it, memmem's two-way search keeps the search linear.
+const PAIR_SEARCH_MAX_WORK: usize = 1 << 22;
+
+/// Substring search for one quote in chunk-sized haystacks. Each quote is
+/// searched in one chunk, so building memmem's searcher (a two-way
+/// factorization, rare-byte ranking) cost more than the search itself; the
+/// packed-pair search (the SIMD prefilter memmem runs first, here with
+/// candidates verified) needs only a rare byte pair.
+struct QuoteSearch<'n> {
+    needle: &'n [u8],
+    #[cfg(target_arch = "x86_64")]
+    pair: Option<memchr::arch::x86_64::avx2::packedpair::Finder>,
+    /// Built on first need, for haystacks the pair search does not take.
+    memmem: std::cell::OnceCell<memmem::Finder<'n>>,
+}
+
+impl<'n> QuoteSearch<'n> {
+    fn new(needle: &'n [u8]) -> QuoteSearch<'n> {
+        QuoteSearch {
+            needle,
+            // `None` without AVX2 or for a needle under two bytes.
+            #[cfg(target_arch = "x86_64")]
+            pair: memchr::arch::x86_64::avx2::packedpair::Finder::new(needle),
+            memmem: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Leftmost occurrence of the needle in `hay`.
+    fn find(&self, hay: &[u8]) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(pair) = &self.pair
+            && hay.len() >= pair.min_haystack_len()
+            && hay.len().saturating_mul(self.needle.len()) <= PAIR_SEARCH_MAX_WORK
+        {
+            return pair.find(hay, self.needle);
+        }
+        self.memmem
+            .get_or_init(|| memmem::Finder::new(self.needle))
+            .find(hay)
     }
 }
 
@@ -305,19 +349,7 @@ impl Normalizer {
             // lowercased and mapped in bulk.
             if b.is_ascii() {
                 let start = i;
-                loop {
-                    while i < bytes.len() && bytes[i].is_ascii() && !is_ascii_space(bytes[i]) {
-                        i += 1;
-                    }
-                    let single_space = i + 1 < bytes.len()
-                        && bytes[i] == b' '
-                        && bytes[i + 1].is_ascii()
-                        && !is_ascii_space(bytes[i + 1]);
-                    if !single_space {
-                        break;
-                    }
-                    i += 1;
-                }
+                i = ascii_run_end(bytes, start);
                 self.emit_ascii_run(&original[start..i], start as u32);
                 continue;
             }
@@ -436,6 +468,68 @@ fn is_ascii_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
 }
 
+/// ASCII and not white space: folds byte for byte.
+fn is_plain(b: u8) -> bool {
+    b.is_ascii() && !is_ascii_space(b)
+}
+
+/// Whether an ASCII run (see [`ascii_run_end`]) stops at `i`: the end, a
+/// byte that is not plain, except a single space between plain bytes.
+fn ends_ascii_run(bytes: &[u8], i: usize) -> bool {
+    match bytes.get(i) {
+        None => true,
+        Some(&b) if is_plain(b) => false,
+        Some(&b' ') => !bytes.get(i + 1).is_some_and(|&n| is_plain(n)),
+        Some(_) => true,
+    }
+}
+
+/// End of the stretch of plain ASCII bytes and single interior spaces that
+/// starts at `start` (a plain byte). Scans eight bytes per step (SWAR): this
+/// loop is most of the normalizer's time on prose.
+fn ascii_run_end(bytes: &[u8], start: usize) -> usize {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    const TO_0X20: u64 = 0x6060_6060_6060_6060;
+    // High bit of each byte that is non-ASCII or below 0x20 (control
+    // characters, which include the ASCII white space other than ' '). Exact
+    // per byte: no carry crosses a byte.
+    let odd = |w: u64| (w | !((w & LOW7) + TO_0X20)) & HIGH;
+    // High bit of each byte equal to ' ' (exact, as above).
+    let space = |w: u64| {
+        let x = w ^ SPACES;
+        !(((x & LOW7) + LOW7) | x) & HIGH
+    };
+    let word = |at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(w)
+    };
+    let mut i = start;
+    // Each step reads bytes i..i+9: a space stops the run when the byte after
+    // it is white space or not ASCII. A candidate stop that is not one (a
+    // control character that is not white space, a space before one) is
+    // checked exactly and skipped.
+    while i + 9 <= bytes.len() {
+        let (w, next) = (word(i), word(i + 1));
+        let stop = odd(w) | (space(w) & (odd(next) | space(next)));
+        if stop == 0 {
+            i += 8;
+            continue;
+        }
+        let k = i + (stop.trailing_zeros() / 8) as usize;
+        if ends_ascii_run(bytes, k) {
+            return k;
+        }
+        i = k + 1;
+    }
+    while !ends_ascii_run(bytes, i) {
+        i += 1;
+    }
+    i
+}
+
 /// Characters the lenient profile removes before anything else.
 fn is_dropped(c: char) -> bool {
     matches!(c, '\u{00AD}' | '\u{200B}'..='\u{200D}' | '\u{FEFF}')
@@ -501,7 +595,7 @@ pub fn find_quote_in(chunk: &LazyNormalized<'_>, quote: &str) -> QuoteVerdict {
         return QuoteVerdict::Empty;
     }
     let original = chunk.original;
-    if let Some(b) = memmem::find(original.as_bytes(), quote.as_bytes()) {
+    if let Some(b) = QuoteSearch::new(quote.as_bytes()).find(original.as_bytes()) {
         let start = original[..b].chars().count();
         let span = Span::new(start, start + quote.chars().count());
         return QuoteVerdict::Found(QuoteMatch {
@@ -646,20 +740,39 @@ impl BitPattern {
     /// Feeds `text`; after each character j calls `f(j, D[m][j+1])`.
     /// `row0` is the horizontal delta of row 0: 0 for a free start
     /// (approximate substring search), 1 for a start anchored at the text's start.
-    fn scan(&self, text: impl Iterator<Item = char>, row0: i32, mut f: impl FnMut(usize, usize)) {
-        let mut pv = vec![!0u64; self.blocks];
-        let mut mv = vec![0u64; self.blocks];
+    fn scan(&self, text: impl Iterator<Item = char>, row0: i32, f: impl FnMut(usize, usize)) {
+        // Quotes of up to 256 characters get their state in fixed-size
+        // arrays: the block loop unrolls and the state stays in registers
+        // (about twice as fast as the general case on typical quotes).
+        match self.blocks {
+            1 => self.scan_blocks(&mut [!0; 1], &mut [0; 1], text, row0, f),
+            2 => self.scan_blocks(&mut [!0; 2], &mut [0; 2], text, row0, f),
+            3 => self.scan_blocks(&mut [!0; 3], &mut [0; 3], text, row0, f),
+            4 => self.scan_blocks(&mut [!0; 4], &mut [0; 4], text, row0, f),
+            n => self.scan_blocks(&mut vec![!0; n], &mut vec![0; n], text, row0, f),
+        }
+    }
+
+    /// [`BitPattern::scan`] with the vertical deltas `pv` (all ones) and `mv`
+    /// (all zeros) given, one word per block.
+    #[inline(always)]
+    fn scan_blocks(
+        &self,
+        pv: &mut [u64],
+        mv: &mut [u64],
+        text: impl Iterator<Item = char>,
+        row0: i32,
+        mut f: impl FnMut(usize, usize),
+    ) {
+        let blocks = pv.len();
+        let mv = &mut mv[..blocks];
         let last_high = 1u64 << ((self.m - 1) % 64);
         let mut score = self.m as isize;
         for (j, c) in text.enumerate() {
-            let eq = self.eq(c);
+            let eq = &self.eq(c)[..blocks];
             let mut h = row0;
-            for b in 0..self.blocks {
-                let high = if b + 1 == self.blocks {
-                    last_high
-                } else {
-                    1 << 63
-                };
+            for b in 0..blocks {
+                let high = if b + 1 == blocks { last_high } else { 1 << 63 };
                 h = advance_block(&mut pv[b], &mut mv[b], eq[b], h, high);
             }
             score += h as isize;
@@ -734,6 +847,74 @@ mod tests {
                 assert!(nm.similarity > 0.9);
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// The eight-byte scan stops where a byte-by-byte scan does.
+    #[test]
+    fn ascii_run_end_matches_bytewise_scan() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = move |k: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % k
+        };
+        let pieces: [&[u8]; 10] = [
+            b"a",
+            b"Z",
+            b" ",
+            b"  ",
+            b"\n",
+            b"\t",
+            b"\x01",
+            b"\x1f",
+            "é".as_bytes(),
+            b"\x7f",
+        ];
+        for _ in 0..5000 {
+            let mut bytes = Vec::new();
+            for _ in 0..rnd(40) {
+                // Mostly letters and spaces; now and then anything.
+                let k = if rnd(4) == 0 { 10 } else { 3 };
+                let p = pieces[rnd(k) as usize];
+                bytes.extend_from_slice(p);
+            }
+            for start in 0..bytes.len() {
+                if !is_plain(bytes[start]) {
+                    continue;
+                }
+                let mut want = start;
+                while !ends_ascii_run(&bytes, want) {
+                    want += 1;
+                }
+                assert_eq!(ascii_run_end(&bytes, start), want, "{bytes:?} from {start}");
+            }
+        }
+    }
+
+    /// The quote search finds what `str::find` finds, leftmost, for short
+    /// and long haystacks (both search paths) and repeated needles.
+    #[test]
+    fn quote_search_is_leftmost_find() {
+        let hay = "abcab abcabc, the cat sat on the mat. ".repeat(40);
+        for needle in [
+            "abc",
+            "cat sat",
+            "the mat. abc",
+            "xyz",
+            "mat. abcab abcabc, the",
+            "c",
+        ] {
+            let search = QuoteSearch::new(needle.as_bytes());
+            for from in [0, 1, 7, hay.len() - 20, hay.len() - 3] {
+                let h = &hay[from..];
+                assert_eq!(
+                    search.find(h.as_bytes()),
+                    h.find(needle),
+                    "{needle:?} from {from}"
+                );
+            }
         }
     }
 

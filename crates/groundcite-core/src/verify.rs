@@ -3,8 +3,6 @@
 //! [`verify`] checks a whole [`GroundedAnswer`]; [`Verifier`] does the same
 //! one claim at a time, for streams, and gives the same result.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::contract::{
@@ -36,13 +34,25 @@ pub fn verify_with(
 ) -> Contract {
     let mut v = Verifier::new(chunks, profile).with_claim_policy(policy);
     if answer.answerable {
+        let mut citations = Vec::new();
         for (i, claim) in answer.claims.iter().enumerate() {
-            v.claim(i, claim);
+            // The outcome is in the contract already; skip building a copy.
+            citations.clear();
+            citations.extend(claim_refs(claim));
+            v.check_claim(i, &claim.text, &citations);
         }
     } else {
         v.discard_claims(answer.claims.len());
     }
     v.finish(answer.answerable, provenance)
+}
+
+/// The citations of a structured claim, as the verifier takes them.
+fn claim_refs(claim: &Claim) -> impl Iterator<Item = CitationRef<'_>> {
+    claim.citations.iter().map(|c| CitationRef {
+        chunk_id: &c.chunk_id,
+        quote: Some(&c.quote),
+    })
 }
 
 /// What happens to a claim whose verified quotes do not carry a quantity it
@@ -109,8 +119,8 @@ pub struct Verifier<'a> {
     profile: MatchProfile,
     policy: ClaimPolicy,
     normalized: Vec<LazyNormalized<'a>>,
-    /// Chunk position → footnote number.
-    refs: HashMap<usize, usize>,
+    /// Chunk position → footnote number (0: not cited yet).
+    refs: Vec<usize>,
     /// Chunk positions in footnote order.
     ref_order: Vec<usize>,
     claims: Vec<ContractClaim>,
@@ -130,7 +140,7 @@ impl<'a> Verifier<'a> {
                 .iter()
                 .map(|c| LazyNormalized::new(&c.content, profile))
                 .collect(),
-            refs: HashMap::new(),
+            refs: vec![0; chunks.len()],
             ref_order: Vec::new(),
             claims: Vec::new(),
             warnings: Vec::new(),
@@ -163,14 +173,7 @@ impl<'a> Verifier<'a> {
     /// Verifies the claim at position `index` of the model's answer. Claims
     /// must be fed in order; footnote numbers are assigned as they are kept.
     pub fn claim(&mut self, index: usize, claim: &Claim) -> ClaimOutcome {
-        let citations: Vec<CitationRef<'_>> = claim
-            .citations
-            .iter()
-            .map(|c| CitationRef {
-                chunk_id: &c.chunk_id,
-                quote: Some(&c.quote),
-            })
-            .collect();
+        let citations: Vec<CitationRef<'_>> = claim_refs(claim).collect();
         self.claim_parts(index, &claim.text, &citations)
     }
 
@@ -184,6 +187,19 @@ impl<'a> Verifier<'a> {
         text: &str,
         citations: &[CitationRef<'_>],
     ) -> ClaimOutcome {
+        let before = self.warnings.len();
+        if self.check_claim(index, text, citations) {
+            // A kept claim is the last one recorded.
+            let kept = self.claims.last().cloned();
+            kept.map_or_else(|| ClaimOutcome::Dropped(Vec::new()), ClaimOutcome::Kept)
+        } else {
+            ClaimOutcome::Dropped(self.warnings[before..].to_vec())
+        }
+    }
+
+    /// [`Verifier::claim_parts`] without the copy of its outcome: records the
+    /// claim (kept) or its warnings (dropped) and says whether it was kept.
+    fn check_claim(&mut self, index: usize, text: &str, citations: &[CitationRef<'_>]) -> bool {
         self.stats.claims += 1;
         let mut warnings = Vec::new();
         let warn = |code, citation_index, chunk_id: Option<&str>, message: String| Warning {
@@ -391,8 +407,8 @@ impl<'a> Verifier<'a> {
             quantities,
         };
         self.warnings.extend(warnings);
-        self.claims.push(verified.clone());
-        ClaimOutcome::Kept(verified)
+        self.claims.push(verified);
+        true
     }
 
     /// Records that the model sent `n` claims with `answerable: false`.
@@ -456,19 +472,18 @@ impl<'a> Verifier<'a> {
         }
     }
 
-    fn dropped(&mut self, warnings: Vec<Warning>) -> ClaimOutcome {
-        self.warnings.extend(warnings.iter().cloned());
-        ClaimOutcome::Dropped(warnings)
+    /// Records a dropped claim's warnings; always `false` (not kept).
+    fn dropped(&mut self, warnings: Vec<Warning>) -> bool {
+        self.warnings.extend(warnings);
+        false
     }
 
     fn reference(&mut self, pos: usize) -> usize {
-        if let Some(&r) = self.refs.get(&pos) {
-            return r;
+        if self.refs[pos] == 0 {
+            self.ref_order.push(pos);
+            self.refs[pos] = self.ref_order.len();
         }
-        self.ref_order.push(pos);
-        let r = self.ref_order.len();
-        self.refs.insert(pos, r);
-        r
+        self.refs[pos]
     }
 
     /// The IDs joined in `id` when it looks like several retrieved IDs in one string.

@@ -23,6 +23,12 @@ process holding the GIL while it verifies, so more workers than cores only
 adds contention. Access logs are off (as in a tuned deployment): the
 benchmark measures the request path, not logging.
 
+Traces: with BASELINE_TRACE_DB=PATH each request also stores its trace
+(trace ID, time, tenant, question, chunks, raw answer, contract, warnings)
+in SQLite with WAL and synchronous=FULL before responding, as the service
+issue requires of groundcite (the same durability: a response means a
+committed trace). Without it the baseline stores nothing.
+
 Install: .venv/bin/python -m pip install -r bench/serve/requirements.txt
 """
 
@@ -30,8 +36,11 @@ from __future__ import annotations
 
 import argparse
 import hmac
+import json
 import os
+import sqlite3
 import sys
+import threading
 from typing import Annotated, Optional
 
 from fastapi import Depends, FastAPI, HTTPException
@@ -99,6 +108,38 @@ def require_key(
         )
 
 
+# --- traces (optional) ----------------------------------------------------------
+TRACE_DB = os.environ.get("BASELINE_TRACE_DB")
+_local = threading.local()
+
+
+def _db() -> sqlite3.Connection:
+    # One connection per thread-pool thread (sqlite3 connections are not
+    # shared across threads).
+    conn = getattr(_local, "conn", None)
+    if conn is None:
+        conn = sqlite3.connect(TRACE_DB, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS traces (trace_id TEXT PRIMARY KEY, created_at TEXT, tenant TEXT,"
+            " kind TEXT, question TEXT, chunks TEXT, raw_output TEXT, contract TEXT, warnings TEXT)"
+        )
+        _local.conn = conn
+    return conn
+
+
+def store_trace(body: dict, contract: dict) -> None:
+    _db().execute(
+        "INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            contract["trace_id"], contract["created_at"], "load", "verify", body.get("question"),
+            json.dumps(body["chunks"]), json.dumps(body["answer"]), json.dumps(contract),
+            json.dumps([w["code"] for w in contract["warnings"]]),
+        ),
+    )
+
+
 # --- app ----------------------------------------------------------------------
 
 app = FastAPI(title="groundcite baseline (FastAPI)", version="1")
@@ -121,10 +162,13 @@ def healthz() -> dict:
 def verify(req: VerifyRequest) -> JSONResponse:
     # A plain `def`: FastAPI runs it in its thread pool, as its docs advise for
     # blocking (here CPU-bound) work, so /healthz stays responsive.
+    body = req.model_dump()
     try:
-        contract = baseline_verify.verify(req.model_dump())
+        contract = baseline_verify.verify(body)
     except ValueError as e:  # duplicate chunk_id
         raise HTTPException(status_code=422, detail=str(e)) from None
+    if TRACE_DB:
+        store_trace(body, contract)
     return JSONResponse(contract)
 
 

@@ -118,7 +118,8 @@ PY
 }
 
 # wrk script: POST the payload with the bearer key; counts non-2xx responses
-# per thread and prints one machine-readable line at the end.
+# per thread and prints one machine-readable line at the end. WRK_DELAY_MS
+# (default 0) waits that long between a connection's requests.
 gc_wrk_script() {
   GC_WRK_LUA=$GC_TMP/post.lua
   cat > "$GC_WRK_LUA" <<'LUA'
@@ -128,6 +129,13 @@ wrk.body = f:read("*a")
 f:close()
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("WRK_API_KEY")
+
+-- WRK_DELAY_MS > 0 paces each connection (a bounded rate for long soaks,
+-- whose traces would otherwise fill the disk).
+local pause = tonumber(os.getenv("WRK_DELAY_MS") or "0")
+if pause > 0 then
+  function delay() return pause end
+end
 
 local threads = {}
 function setup(thread) table.insert(threads, thread) end

@@ -62,7 +62,13 @@ fn start(dir: &Path, port: u16) -> Child {
         .arg("--api-keys-file")
         .arg(&keys)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join("serve.log"))
+                .expect("log file"),
+        )
         .spawn()
         .expect("groundcite serve starts");
     let mut child = child;
@@ -170,4 +176,9 @@ fn no_acknowledged_trace_is_lost_on_sigkill() {
     assert_eq!(status, 200, "{body}");
     server.kill().expect("kill");
     let _ = server.wait();
+
+    // The service logged every request, and never the key.
+    let log = std::fs::read_to_string(dir.path().join("serve.log")).expect("log");
+    assert!(log.contains("/v1/verify"), "no request lines in the log");
+    assert!(!log.contains(KEY), "the API key leaked into the log");
 }

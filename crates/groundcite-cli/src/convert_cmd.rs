@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use groundcite_core::native::{SourceLayout, anthropic, bedrock};
-use groundcite_core::{ChunkSet, InputError};
+use groundcite_core::InputError;
+use groundcite_core::native::{self, NativeFormat, NativeInput, anthropic};
 use serde_json::Value;
 
 use crate::input::{self, BadInput, display_name};
@@ -87,34 +87,32 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<ExitCode> {
         Provider::Anthropic => anthropic::read_response(&body).map_err(|e| bad(&name, e))?,
         _ => input::parse_json(&name, &body)?,
     };
-    let layout = layout(&args, &chunks)?;
-    let (profile, policy) = (args.out.profile, args.out.policy);
-    let contract = match args.from {
-        Provider::Anthropic => {
-            anthropic::convert(&response, &chunks, &layout, profile, policy, provenance)
+    let request = match &args.request {
+        Some(path) => {
+            let name = display_name(path);
+            let text = input::read_text(path)?;
+            Some((name.clone(), input::parse_json::<Value>(&name, &text)?))
         }
-        Provider::BedrockRag => {
-            bedrock::convert_retrieve_and_generate(&response, &chunks, profile, policy, provenance)
-        }
-        Provider::BedrockConverse => {
-            bedrock::convert_converse(&response, &chunks, &layout, profile, policy, provenance)
-        }
-    }
-    .map_err(|e| bad(&name, e))?;
+        None => None,
+    };
+    let format = match args.from {
+        Provider::Anthropic => NativeFormat::Anthropic,
+        Provider::BedrockRag => NativeFormat::BedrockRag,
+        Provider::BedrockConverse => NativeFormat::BedrockConverse,
+    };
+    let contract = native::convert(
+        format,
+        &response,
+        request.as_ref().map(|(_, r)| r),
+        &chunks,
+        args.out.profile,
+        args.out.policy,
+        provenance,
+    )
+    .map_err(|(which, e)| match (which, &request) {
+        (NativeInput::Request, Some((request_name, _))) => bad(request_name, e),
+        _ => bad(&name, e),
+    })?;
     args.out.print(&contract)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn layout(args: &ConvertArgs, chunks: &ChunkSet) -> Result<SourceLayout, BadInput> {
-    let Some(path) = &args.request else {
-        return Ok(SourceLayout::one_per_chunk(chunks));
-    };
-    let name = display_name(path);
-    let text = input::read_text(path)?;
-    let request: Value = input::parse_json(&name, &text)?;
-    match args.from {
-        Provider::BedrockConverse => SourceLayout::from_converse_request(&request, chunks),
-        _ => SourceLayout::from_anthropic_request(&request, chunks),
-    }
-    .map_err(|e| bad(&name, e))
 }

@@ -62,6 +62,86 @@ use crate::verify::{CitationRef, ClaimOutcome, ClaimPolicy, Verifier};
 pub mod anthropic;
 pub mod bedrock;
 
+/// Which provider-native response shape a conversion reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NativeFormat {
+    /// An Anthropic Messages response with citations.
+    Anthropic,
+    /// An Amazon Bedrock Knowledge Bases RetrieveAndGenerate response.
+    BedrockRag,
+    /// An Amazon Bedrock Converse response with `citationsContent` blocks.
+    BedrockConverse,
+}
+
+impl NativeFormat {
+    /// The name as written in JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NativeFormat::Anthropic => "anthropic",
+            NativeFormat::BedrockRag => "bedrock-rag",
+            NativeFormat::BedrockConverse => "bedrock-converse",
+        }
+    }
+}
+
+/// Which input of [`convert`] an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NativeInput {
+    /// The request that was sent to the provider.
+    Request,
+    /// The provider's response.
+    Response,
+}
+
+/// Converts a provider-native response of `format` into contract v1: the
+/// sources are laid out from `request` (the request sent to the provider;
+/// without it, chunk i is document i and search result i), then the
+/// format's converter verifies every citation. The one dispatch behind
+/// `groundcite convert` and the service's `POST /v1/convert`.
+///
+/// Errors name the input they are about; `request` is refused for
+/// `bedrock-rag`, whose references carry their own chunks.
+pub fn convert(
+    format: NativeFormat,
+    response: &Value,
+    request: Option<&Value>,
+    chunks: &ChunkSet,
+    profile: MatchProfile,
+    policy: ClaimPolicy,
+    provenance: Provenance,
+) -> Result<Contract, (NativeInput, InputError)> {
+    let layout = match (request, format) {
+        (None, _) => SourceLayout::one_per_chunk(chunks),
+        (Some(_), NativeFormat::BedrockRag) => {
+            return Err((
+                NativeInput::Request,
+                InputError::new(
+                    "",
+                    "applies to anthropic and bedrock-converse responses only",
+                ),
+            ));
+        }
+        (Some(r), NativeFormat::BedrockConverse) => {
+            SourceLayout::from_converse_request(r, chunks).map_err(|e| (NativeInput::Request, e))?
+        }
+        (Some(r), NativeFormat::Anthropic) => SourceLayout::from_anthropic_request(r, chunks)
+            .map_err(|e| (NativeInput::Request, e))?,
+    };
+    match format {
+        NativeFormat::Anthropic => {
+            anthropic::convert(response, chunks, &layout, profile, policy, provenance)
+        }
+        NativeFormat::BedrockRag => {
+            bedrock::convert_retrieve_and_generate(response, chunks, profile, policy, provenance)
+        }
+        NativeFormat::BedrockConverse => {
+            bedrock::convert_converse(response, chunks, &layout, profile, policy, provenance)
+        }
+    }
+    .map_err(|e| (NativeInput::Response, e))
+}
+
 /// What kind of sent source a provider index counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {

@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use groundcite_core::native::{SourceLayout, anthropic, bedrock};
+use groundcite_core::native::{self, NativeFormat, NativeInput, anthropic};
 use groundcite_core::{
     Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, prose,
     verify_with,
@@ -56,18 +56,10 @@ pub(crate) struct ParseRequest {
     common: Common,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum From {
-    Anthropic,
-    BedrockRag,
-    BedrockConverse,
-}
-
 #[derive(Debug, Deserialize)]
 pub(crate) struct ConvertRequest {
     chunks: Vec<Chunk>,
-    from: From,
+    from: NativeFormat,
     /// The provider's response (for Anthropic also its SSE text, as a string).
     response: Value,
     /// The request sent to the provider, when sources were not one per chunk.
@@ -237,46 +229,27 @@ pub(crate) async fn convert(
         ApiError::invalid(e.message, Some(format!("{field}{}", e.path)))
     };
     let response = match (&body.response, body.from) {
-        (Value::String(sse), From::Anthropic) => {
+        (Value::String(sse), NativeFormat::Anthropic) => {
             check_text(sse, "response", &state.0.limits)?;
             anthropic::read_response(sse).map_err(|e| bad("response", e))?
         }
         (v, _) => v.clone(),
     };
-    if body.request.is_some() && body.from == From::BedrockRag {
-        return Err(ApiError::invalid(
-            "`request` applies to `from: anthropic` and `from: bedrock-converse` only",
-            Some("request".into()),
-        ));
-    }
-    let layout = match &body.request {
-        None => SourceLayout::one_per_chunk(&chunks),
-        Some(r) if body.from == From::BedrockConverse => {
-            SourceLayout::from_converse_request(r, &chunks).map_err(|e| bad("request", e))?
-        }
-        Some(r) => {
-            SourceLayout::from_anthropic_request(r, &chunks).map_err(|e| bad("request", e))?
-        }
-    };
-    let contract = match body.from {
-        From::Anthropic => {
-            anthropic::convert(&response, &chunks, &layout, profile, policy, provenance)
-        }
-        From::BedrockRag => {
-            bedrock::convert_retrieve_and_generate(&response, &chunks, profile, policy, provenance)
-        }
-        From::BedrockConverse => {
-            bedrock::convert_converse(&response, &chunks, &layout, profile, policy, provenance)
-        }
-    }
-    .map_err(|e| bad("response", e))?;
-    let from = match body.from {
-        From::Anthropic => "anthropic",
-        From::BedrockRag => "bedrock-rag",
-        From::BedrockConverse => "bedrock-converse",
-    };
+    let contract = native::convert(
+        body.from,
+        &response,
+        body.request.as_ref(),
+        &chunks,
+        profile,
+        policy,
+        provenance,
+    )
+    .map_err(|(which, e)| match which {
+        NativeInput::Request => bad("request", e),
+        NativeInput::Response => bad("response", e),
+    })?;
     let mut opts = options(profile, policy);
-    opts["from"] = json!(from);
+    opts["from"] = json!(body.from.as_str());
     if let Some(r) = body.request {
         opts["request"] = r;
     }

@@ -2,13 +2,9 @@
 //! (only changed files), retrieve, generate (the embedded model unless
 //! another provider is configured), verify, store the trace, print.
 //!
-//! Retrieval has a relevance gate: when the retrieved chunks share too few
-//! of the question's words, weighted by rarity (see `Index::coverage`), the
-//! answer is
-//! unanswerable (R1) without asking the model. A 135M-parameter model
-//! given off-topic chunks still writes claims with real quotes; the gate is
-//! what keeps "What is the CEO's birthday?" from being answered with a
-//! refund policy.
+//! The pipeline itself (retrieval, the relevance gate, generation,
+//! verification, the trace record) is `groundcite_ask`, shared with `eval`
+//! and the service.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,26 +12,17 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use groundcite_core::{
-    ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, render_text,
-    validate_trace_id, verify_with,
-};
+use groundcite_ask::{AskError, AskSettings, DEFAULT_MIN_COVERAGE, DEFAULT_TOP_K, MAX_TOP_K};
+use groundcite_core::{ClaimPolicy, MatchProfile, Provenance, render_text, validate_trace_id};
 use groundcite_index::{Index, IndexConfig};
-use groundcite_providers::{GenerationRequest, ProviderError};
+use groundcite_providers::pipeline::AnswerError;
 use groundcite_store::{Store, TraceRecord};
 use serde_json::json;
 
-use crate::answer_cmd::{self, AnswerOpts, ProviderArgs, ProviderName};
+use crate::answer_cmd::{self, ProviderArgs};
 use crate::config::{self, FileConfig};
 use crate::input::BadInput;
 use crate::verify_cmd::Format;
-
-/// Default number of chunks retrieved.
-const DEFAULT_TOP_K: usize = 3;
-
-/// Default share of the question's content words that the retrieved chunks
-/// must contain.
-const DEFAULT_MIN_COVERAGE: f64 = 0.5;
 
 #[derive(Debug, clap::Args)]
 pub struct AskArgs {
@@ -115,18 +102,24 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         return Err(BadInput::new("--min-coverage", "must be between 0 and 1").into());
     }
     let top_k = args.top_k.or(file.ask.top_k).unwrap_or(DEFAULT_TOP_K);
-    if top_k == 0 || top_k > 50 {
-        return Err(BadInput::new("--top-k", "must be between 1 and 50").into());
+    if top_k == 0 || top_k > MAX_TOP_K {
+        return Err(BadInput::new("--top-k", format!("must be between 1 and {MAX_TOP_K}")).into());
     }
-    let started = Instant::now();
     let trace_id = args.trace_id.clone().unwrap_or_else(crate::new_trace_id);
+    let settings = AskSettings {
+        top_k,
+        min_coverage,
+        profile: args.profile,
+        policy: args.policy,
+        stream: false,
+    };
 
-    // Retrieve.
+    // Retrieve (after indexing changed files).
+    let started = Instant::now();
     let index_dir = match args.index.clone().or_else(|| file.ask.index.clone()) {
         Some(d) => PathBuf::from(d),
         None => default_index_dir(&docs)?,
     };
-    let t = Instant::now();
     let mut index = Index::open_or_create(&index_dir)?;
     let cfg = IndexConfig {
         base_url: args
@@ -136,111 +129,73 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         ..IndexConfig::default()
     };
     crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, true)?;
-    let retrieved = index.search(&args.question, top_k)?;
-    let retrieve_ms = ms(t.elapsed());
-    let chunks = ChunkSet::new(retrieved.clone())
-        .map_err(|e| anyhow::anyhow!("the index returned unusable chunks: {e}"))?;
-    let cov = index.coverage(&args.question, chunks.chunks())?;
+    let retrieval = groundcite_ask::retrieve(&index, &args.question, &settings)?;
+    if let Some(note) = retrieval.gate_note() {
+        eprintln!("note: {note}: answering unanswerable without the model");
+    }
 
-    let opts = AnswerOpts {
-        stream: false,
-        format: args.format,
-        profile: args.profile,
-        policy: args.policy,
-    };
     let provenance = Provenance {
         trace_id: trace_id.clone(),
         created_at: crate::now_rfc3339(),
         question: Some(args.question.clone()),
         model: None,
     };
-    let mut record = TraceRecord::new(&trace_id, "ask");
-    record.question = Some(args.question.clone());
-    record.chunks = serde_json::to_value(chunks.chunks())?;
-    // A word the corpus never uses means the corpus cannot answer a question
-    // about it: "Tokyo", "CEO", "cryptocurrency" in a corpus without it.
-    let gate_passed = !chunks.is_empty()
-        && (min_coverage == 0.0 || (cov.share >= min_coverage && cov.unknown.is_empty()));
-    let t = Instant::now();
-    let (contract, provider_name) = if gate_passed {
+    // The provider's settings are only needed when the model is asked.
+    let backend = if retrieval.gate_passed {
         let provider = answer_cmd::choose_provider(&args.p, &file)?;
-        let (contract, request, model) = generate(
-            &args,
-            &file,
-            provider,
-            &chunks,
-            opts,
-            provenance,
-            &mut record,
-        )?;
-        record.prompt = Some(json!({"system": request.system, "user": request.user}));
-        record.schema_hash = request
-            .schema
-            .as_ref()
-            .map(|s| schema_hash(&s.schema.to_string()));
-        record.model = model;
-        (contract, provider_name(provider))
+        Some(answer_cmd::backend(provider, &args.p, &file)?)
     } else {
-        if cov.unknown.is_empty() {
-            eprintln!(
-                "note: the retrieved chunks hold {:.0}% of the question's weighted words (the gate is {:.0}%): answering unanswerable without the model",
-                cov.share * 100.0,
-                min_coverage * 100.0
-            );
-        } else {
-            eprintln!(
-                "note: the documents never use {}: answering unanswerable without the model",
-                cov.unknown
-                    .iter()
-                    .map(|w| format!("{w:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        let unanswerable = GroundedAnswer {
-            answerable: false,
-            claims: Vec::new(),
-        };
-        (
-            verify_with(
-                &unanswerable,
-                &chunks,
-                args.profile,
-                args.policy,
-                provenance,
-            ),
-            "none".to_string(),
-        )
+        None
     };
-    let generate_ms = ms(t.elapsed());
-    record.provider = Some(provider_name);
-    record.options = json!({
-        "match": args.profile,
-        "claims": args.policy,
-        "top_k": top_k,
-        "min_coverage": min_coverage,
-        "coverage": cov.share,
-        "unknown_words": cov.unknown,
-        "gate_passed": gate_passed,
-        "quotes": args.p.quotes.clone().or_else(|| file.local.quotes.clone()).unwrap_or_else(|| "verbatim".into()),
-        "docs": docs.display().to_string(),
-    });
-    record.warnings = contract
-        .warnings
-        .iter()
-        .filter_map(|w| serde_json::to_value(w.code).ok())
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
-    record.contract = Some(serde_json::to_value(&contract)?);
-    let mut timings = json!({
-        "retrieve_ms": retrieve_ms,
-        "generate_ms": generate_ms,
-        "total_ms": ms(started.elapsed()),
-    });
-    if let (Some(t), Some(tokens)) = (timings.as_object_mut(), record.timings.as_object()) {
-        t.extend(tokens.clone());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let asked = runtime
+        .block_on(groundcite_ask::answer(
+            retrieval,
+            backend.as_ref(),
+            &args.question,
+            &settings,
+            provenance,
+            &mut |_, _| true,
+        ))
+        .map_err(|e| match e {
+            AskError::Answer(AnswerError::Provider { error, .. }) => {
+                let mut msg = error.to_string();
+                if let Some(body) = error.body() {
+                    let cut: String = body.chars().take(500).collect();
+                    msg.push_str(&format!("; response body: {cut}"));
+                }
+                anyhow::anyhow!(msg)
+            }
+            other => anyhow::anyhow!(other),
+        })?;
+    if let Some(a) = &asked.answered {
+        if let Some(e) = &a.error {
+            eprintln!("note: {e}");
+        }
+        if let Some(note) = &a.note {
+            eprintln!("note: {note}; refusing with R3");
+        }
     }
-    record.timings = timings;
+    let quotes = args
+        .p
+        .quotes
+        .clone()
+        .or_else(|| file.local.quotes.clone())
+        .unwrap_or_else(|| "verbatim".into());
+    let mut record = asked.trace_record(
+        &trace_id,
+        "ask",
+        &args.question,
+        &settings,
+        json!({"quotes": quotes, "docs": docs.display().to_string()}),
+    );
+    if let Some(t) = record.timings.as_object_mut() {
+        t.insert("total_ms".into(), json!(ms(started.elapsed())));
+    }
+    let contract = asked.contract;
 
     // The trace is committed before anything is printed.
     if !args.no_trace {
@@ -265,44 +220,6 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn provider_name(p: ProviderName) -> String {
-    clap::ValueEnum::to_possible_value(&p)
-        .map_or_else(|| "unknown".into(), |v| v.get_name().to_string())
-}
-
-/// Runs the provider and verifies; fills the trace's raw output, error and
-/// usage.
-fn generate(
-    args: &AskArgs,
-    file: &FileConfig,
-    provider: ProviderName,
-    chunks: &ChunkSet,
-    opts: AnswerOpts,
-    provenance: Provenance,
-    record: &mut TraceRecord,
-) -> anyhow::Result<(Contract, GenerationRequest, Option<String>)> {
-    let backend = answer_cmd::backend(provider, &args.p, file)?;
-    let request = backend.request(chunks, &args.question);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let answered = runtime.block_on(answer_cmd::run_pipeline(
-        opts,
-        chunks,
-        backend.generator(),
-        &request,
-        provenance,
-    ))?;
-    record.raw_output = answered.raw_output;
-    record.error = answered.error.as_ref().map(ProviderError::summary);
-    record.provider_request_id = answered.request_id.clone();
-    if let Some(u) = answered.usage {
-        record.timings = json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens});
-    }
-    Ok((answered.contract, request, answered.model))
-}
-
 /// The index directory of `docs` when none is set: one per absolute docs
 /// path under the cache directory.
 pub fn default_index_dir(docs: &Path) -> anyhow::Result<PathBuf> {
@@ -319,7 +236,7 @@ pub fn default_index_dir(docs: &Path) -> anyhow::Result<PathBuf> {
     })?;
     Ok(base.join("index").join(format!(
         "{name}-{:016x}",
-        fnv1a(abs.to_string_lossy().as_bytes())
+        groundcite_ask::fnv1a(abs.to_string_lossy().as_bytes())
     )))
 }
 
@@ -377,18 +294,6 @@ fn store_trace(url: &str, record: &TraceRecord) -> anyhow::Result<()> {
         Ok::<_, groundcite_store::StoreError>(())
     })?;
     Ok(())
-}
-
-/// 64-bit FNV-1a: a stable directory name, not a security boundary.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// A short stable hash of the schema text, for the trace.
-fn schema_hash(schema: &str) -> String {
-    format!("fnv1a64:{:016x}", fnv1a(schema.as_bytes()))
 }
 
 fn ms(d: std::time::Duration) -> u64 {

@@ -12,8 +12,13 @@
 //! With `--stream`, each claim is verified and printed as soon as its JSON
 //! object closes in the stream (JSON Lines: `{"claim": …}` or
 //! `{"dropped": …}`), then the final contract on the last line. Native
-//! citations (`anthropic-citations`) have no claim objects to stream: the
-//! contract comes at the end.
+//! citations (`anthropic-citations`, `bedrock-citations`) have no claim
+//! objects to stream: the contract comes at the end.
+//!
+//! `--schema FILE` (or `[answer] schema`) sends a caller's own JSON schema
+//! instead of the built-in `GroundedAnswer` one: it must pass the core's
+//! strict lint in the provider's dialect and still describe the
+//! `GroundedAnswer` shape, since the output is verified as one.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -53,11 +58,13 @@ pub enum ProviderName {
     AnthropicCitations,
     /// An OpenAI-compatible server: vLLM, llama.cpp, Ollama.
     OpenaiCompatible,
-    /// The embedded local model (not in this build yet).
+    /// The embedded local model.
     Local,
-    /// Amazon Bedrock Converse with a tool schema (not in this build yet).
+    /// Amazon Bedrock Converse with the schema as a forced tool (build
+    /// feature `bedrock`).
     Bedrock,
-    /// Amazon Bedrock Converse with native citations (not in this build yet).
+    /// Amazon Bedrock Converse with native document citations (build
+    /// feature `bedrock`).
     BedrockCitations,
 }
 
@@ -67,7 +74,7 @@ impl FromStr for ProviderName {
     fn from_str(s: &str) -> Result<Self, String> {
         <ProviderName as clap::ValueEnum>::from_str(s, false).map_err(|_| {
             format!(
-                "unknown provider {s:?}; expected azure, openai, anthropic, anthropic-citations or openai-compatible"
+                "unknown provider {s:?}; expected local, azure, openai, anthropic, anthropic-citations, bedrock, bedrock-citations or openai-compatible"
             )
         })
     }
@@ -113,6 +120,11 @@ pub struct AnswerArgs {
     /// Trace ID to use instead of a fresh UUIDv7.
     #[arg(long, value_name = "ID")]
     trace_id: Option<String>,
+    /// A JSON schema to send instead of the built-in GroundedAnswer schema
+    /// (else `[answer] schema`): linted for the provider's dialect, and it
+    /// must still describe GroundedAnswer (extra fields allowed).
+    #[arg(long, value_name = "FILE")]
+    schema: Option<String>,
     /// Matching profile: `default` or `lenient`.
     #[arg(long = "match", value_name = "PROFILE", default_value = "default")]
     profile: MatchProfile,
@@ -254,14 +266,9 @@ pub fn build_generator(
     let http = http_config(args, file)?;
     match provider {
         ProviderName::Local => local_generator(args, file).map(|l| boxed_local(&l)),
-        ProviderName::Bedrock | ProviderName::BedrockCitations => Err(BadInput::new(
-            "--provider",
-            format!(
-                "{} is not available in this build yet",
-                clap::ValueEnum::to_possible_value(&provider)
-                    .map_or_else(String::new, |v| v.get_name().to_string())
-            ),
-        )),
+        ProviderName::Bedrock | ProviderName::BedrockCitations => {
+            bedrock_generator(provider, args, file, http)
+        }
         ProviderName::Openai => {
             let base = pick(
                 args.base_url.as_ref(),
@@ -483,6 +490,149 @@ pub fn local_generator(_args: &ProviderArgs, _file: &FileConfig) -> Result<Local
         "--provider",
         "this groundcite was built without the `local` feature (no embedded model)",
     ))
+}
+
+/// The provider's CLI spelling.
+fn provider_label(provider: ProviderName) -> String {
+    clap::ValueEnum::to_possible_value(&provider)
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
+/// Amazon Bedrock Converse: model from `--model` > `BEDROCK_MODEL_ID` >
+/// `[bedrock] model_id`; region, credentials and endpoint from the AWS
+/// SDK's chains unless `[bedrock]` (or `--base-url` for the endpoint) sets
+/// them.
+#[cfg(feature = "bedrock")]
+fn bedrock_generator(
+    provider: ProviderName,
+    args: &ProviderArgs,
+    file: &FileConfig,
+    http: HttpConfig,
+) -> Result<Box<dyn Generator>, BadInput> {
+    use groundcite_providers::{Bedrock, BedrockConfig, BedrockMode};
+    let s = &file.bedrock;
+    let model_id = pick(
+        args.model.as_ref(),
+        Some(env::BEDROCK_MODEL_ID),
+        s.model_id.as_ref(),
+    )
+    .ok_or_else(|| {
+        missing(
+            "The Bedrock model ID",
+            Some("--model"),
+            Some(env::BEDROCK_MODEL_ID),
+            Some("[bedrock] model_id"),
+        )
+    })?;
+    let mode = if provider == ProviderName::Bedrock {
+        BedrockMode::ToolUse
+    } else {
+        BedrockMode::Citations
+    };
+    let mut config = BedrockConfig::new(model_id, mode);
+    config.http = http;
+    config.region = s.region.clone();
+    if let Some(strict) = s.strict {
+        config.strict_tool = strict;
+    }
+    if let Some(u) = args.base_url.as_ref().or(s.endpoint_url.as_ref()) {
+        let label = if mode == BedrockMode::ToolUse {
+            "bedrock"
+        } else {
+            "bedrock-citations"
+        };
+        config.endpoint_url = Some(parse_base_url(label, u).map_err(provider_error)?);
+    }
+    Ok(Box::new(Bedrock::new(config).map_err(provider_error)?))
+}
+
+#[cfg(not(feature = "bedrock"))]
+fn bedrock_generator(
+    provider: ProviderName,
+    _args: &ProviderArgs,
+    _file: &FileConfig,
+    _http: HttpConfig,
+) -> Result<Box<dyn Generator>, BadInput> {
+    Err(BadInput::new(
+        "--provider",
+        format!(
+            "{} needs the AWS SDK, which this groundcite was built without: rebuild with `cargo build -p groundcite-cli --features bedrock`.",
+            provider_label(provider)
+        ),
+    ))
+}
+
+/// The caller's schema from `--schema` (or `[answer] schema`), checked for
+/// `provider`: it must be JSON, pass the core's lint in the provider's
+/// dialect and describe a `GroundedAnswer`.
+fn custom_schema(
+    path: &str,
+    provider: ProviderName,
+    mode: Mode,
+) -> Result<groundcite_providers::ResponseSchema, BadInput> {
+    use groundcite_providers::{CustomSchemaError, ResponseSchema};
+    let name = input::display_name(path);
+    let target = match (provider, mode) {
+        (ProviderName::Local, _) => {
+            return Err(BadInput::new(
+                &name,
+                "--schema applies to API providers; the embedded model decodes under its own grammar built from the chunks.",
+            ));
+        }
+        (_, Mode::NativeCitations) => {
+            return Err(BadInput::new(
+                &name,
+                format!(
+                    "--schema cannot be used with {}, which answers with native citations instead of structured output.",
+                    provider_label(provider)
+                ),
+            ));
+        }
+        (_, Mode::Structured(t)) => t,
+    };
+    let text = if path == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
+            .map_err(|e| BadInput::new(&name, format!("cannot read the schema: {e}")))?;
+        t
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| BadInput::new(&name, format!("cannot read the schema: {e}")))?
+    };
+    let schema: serde_json::Value = serde_json::from_str(&text).map_err(|e| BadInput {
+        line: Some(e.line()),
+        column: Some(e.column()),
+        ..BadInput::new(&name, format!("the schema is not JSON: {e}"))
+    })?;
+    ResponseSchema::custom_grounded_answer(schema, target).map_err(|e| match e {
+        CustomSchemaError::Lint(violations) => {
+            let first = violations.first().map_or_else(String::new, |v| {
+                // Pointers are into the wrapped request; show them into the file.
+                let pointer = ["/response_format/json_schema/schema", "/output_config/format/schema"]
+                    .iter()
+                    .find_map(|p| v.pointer.strip_prefix(p))
+                    .unwrap_or(&v.pointer);
+                let pointer = if pointer.is_empty() { "(root)" } else { pointer };
+                format!(": {pointer}: {} ({})", v.message.trim_end_matches('.'), v.rule)
+            });
+            let more = match violations.len() {
+                0 | 1 => String::new(),
+                n => format!(", and {} more (see `groundcite schema lint`)", n - 1),
+            };
+            BadInput::new(
+                &name,
+                format!(
+                    "the schema breaks {target}'s strict structured-output rules{first}{more}."
+                ),
+            )
+        }
+        CustomSchemaError::Shape(why) => BadInput::new(
+            &name,
+            format!(
+                "the schema does not describe a GroundedAnswer (answerable, claims[].text, claims[].citations[].chunk_id and quote), so its output could not be verified: {why}."
+            ),
+        ),
+    })
 }
 
 fn azure_generator(
@@ -752,7 +902,17 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let backend = backend(provider, &args.p, &file)?;
+    let mut backend = backend(provider, &args.p, &file)?;
+    if let Some(path) = args.schema.as_ref().or(file.answer.schema.as_ref()) {
+        let schema = custom_schema(path, provider, backend.generator().mode())?;
+        let inner = backend.clone();
+        // Every request of this backend (warm-up included) carries it.
+        backend = Backend::new(backend.shared_generator(), move |chunks, question| {
+            let mut request = inner.request(chunks, question);
+            request.schema = Some(schema.clone());
+            request
+        });
+    }
     let request = backend.request(&chunks, &args.question);
     let provenance = Provenance {
         trace_id: args.trace_id.clone().unwrap_or_else(crate::new_trace_id),

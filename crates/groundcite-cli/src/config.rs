@@ -6,7 +6,7 @@
 //! that holds one is rejected, so a key cannot end up in version control.
 //!
 //! ```toml
-//! provider = "azure"          # local (default) | azure | openai | anthropic | anthropic-citations | openai-compatible
+//! provider = "azure"          # local (default) | azure | openai | anthropic | anthropic-citations | bedrock | bedrock-citations | openai-compatible
 //! max_tokens = 4096
 //! temperature = 0.0
 //! timeout_secs = 120          # one attempt, body included
@@ -37,6 +37,15 @@
 //! response_format = "json_schema"     # or "json_object"
 //! token_limit_field = "max_tokens"    # or "max_completion_tokens"
 //! stream_usage = true
+//!
+//! [bedrock]                   # bedrock, bedrock-citations (build feature `bedrock`)
+//! model_id = "anthropic.claude-3-5-sonnet-20240620-v1:0" # or an inference profile ID / ARN
+//! region = "us-east-1"        # default: the AWS SDK's chain (AWS_REGION, profile, IMDS)
+//! endpoint_url = "https://bedrock-runtime.us-east-1.amazonaws.com" # default: the SDK's
+//! strict = true               # toolSpec.strict (bedrock); false for models that reject it
+//!
+//! [answer]                    # `groundcite answer`
+//! schema = "my_schema.json"   # a caller's own schema instead of GroundedAnswer (as --schema)
 //!
 //! [local]                     # the embedded model (the default provider)
 //! model_path = "models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -86,6 +95,13 @@ pub struct FileConfig {
     pub anthropic: AnthropicSection,
     #[serde(default)]
     pub openai_compatible: CompatSection,
+    // Parsed in every build (the file stays valid), read only with the
+    // `bedrock` feature.
+    #[cfg_attr(not(feature = "bedrock"), allow(dead_code))]
+    #[serde(default)]
+    pub bedrock: BedrockSection,
+    #[serde(default)]
+    pub answer: AnswerSection,
     #[serde(default)]
     pub local: LocalSection,
     #[serde(default)]
@@ -161,6 +177,24 @@ pub struct AnthropicSection {
     pub native_sources: Option<String>,
 }
 
+/// `[bedrock]`: Amazon Bedrock Converse.
+#[cfg_attr(not(feature = "bedrock"), allow(dead_code))]
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BedrockSection {
+    pub model_id: Option<String>,
+    pub region: Option<String>,
+    pub endpoint_url: Option<String>,
+    pub strict: Option<bool>,
+}
+
+/// `[answer]`: `groundcite answer`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerSection {
+    pub schema: Option<String>,
+}
+
 /// `[openai_compatible]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -182,6 +216,10 @@ const SECRET_KEYS: &[&str] = &[
     "secret",
     "token",
     "password",
+    "secret_access_key",
+    "aws_secret_access_key",
+    "session_token",
+    "aws_session_token",
 ];
 
 /// Loads `--config PATH` (which must exist) or `./groundcite.toml` (if it
@@ -212,7 +250,7 @@ pub fn parse(name: &str, text: &str) -> Result<FileConfig, BadInput> {
             path: Some(path),
             ..BadInput::new(
                 name,
-                "groundcite.toml must not hold secrets; set the key in the environment instead (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, AZURE_CLIENT_SECRET, ANTHROPIC_API_KEY or GROUNDCITE_COMPAT_API_KEY)",
+                "groundcite.toml must not hold secrets; set the key in the environment instead (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, AZURE_CLIENT_SECRET, ANTHROPIC_API_KEY, GROUNDCITE_COMPAT_API_KEY or the AWS SDK's own variables and profiles)",
             )
         });
     }
@@ -262,6 +300,8 @@ mod tests {
         assert_eq!(c.provider.as_deref(), Some("azure"));
         assert_eq!(c.azure.auth.as_deref(), Some("api-key"));
         assert_eq!(c.openai_compatible.stream_usage, Some(true));
+        assert_eq!(c.bedrock.strict, Some(true));
+        assert_eq!(c.answer.schema.as_deref(), Some("my_schema.json"));
     }
 
     #[test]

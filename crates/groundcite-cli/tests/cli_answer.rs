@@ -333,15 +333,3 @@ fn the_local_model_answers_with_a_verified_contract() {
     assert!(!citations.is_empty(), "{c:#}");
     assert!(c["model"].as_str().unwrap().contains("135M"), "{c:#}");
 }
-
-#[test]
-fn bedrock_is_not_in_this_build() {
-    for p in ["bedrock", "bedrock-citations"] {
-        let out = answer(&workdir("na"), &[], &["--provider", p]);
-        assert_eq!(out.status.code(), Some(2));
-        assert_eq!(
-            stderr(&out),
-            format!("error: --provider: {p} is not available in this build yet\n")
-        );
-    }
-}

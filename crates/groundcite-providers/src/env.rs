@@ -60,7 +60,18 @@ pub const GROUNDCITE_COMPAT_API_KEY: &str = "GROUNDCITE_COMPAT_API_KEY";
 /// Model served by the OpenAI-compatible server.
 pub const GROUNDCITE_COMPAT_MODEL: &str = "GROUNDCITE_COMPAT_MODEL";
 
-/// All names above, for documentation and for tests that clear them.
+/// Amazon Bedrock model ID or inference profile (`bedrock`, `bedrock-citations`).
+pub const BEDROCK_MODEL_ID: &str = "BEDROCK_MODEL_ID";
+/// AWS secret access key: read by the AWS SDK's credential chain; groundcite
+/// reads it only to scrub it from error bodies. Secret.
+pub const AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
+/// AWS session token: as [`AWS_SECRET_ACCESS_KEY`]. Secret.
+pub const AWS_SESSION_TOKEN: &str = "AWS_SESSION_TOKEN";
+
+/// All names above, for documentation and for tests that clear them. (The
+/// AWS SDK reads its own variables too: `AWS_REGION`, `AWS_PROFILE`,
+/// `AWS_ACCESS_KEY_ID`, `AWS_WEB_IDENTITY_TOKEN_FILE`, … see
+/// docs/providers.md.)
 pub const ALL: &[&str] = &[
     OPENAI_API_KEY,
     OPENAI_BASE_URL,
@@ -84,6 +95,9 @@ pub const ALL: &[&str] = &[
     GROUNDCITE_COMPAT_BASE_URL,
     GROUNDCITE_COMPAT_API_KEY,
     GROUNDCITE_COMPAT_MODEL,
+    BEDROCK_MODEL_ID,
+    AWS_SECRET_ACCESS_KEY,
+    AWS_SESSION_TOKEN,
 ];
 
 /// The variable's value, if set and not blank (a blank variable counts as

@@ -31,7 +31,7 @@ pub enum ErrorKind {
     Timeout,
     /// The connection failed or was reset, after every allowed retry.
     Connection,
-    /// A Microsoft Entra token could not be obtained.
+    /// A Microsoft Entra token (or AWS credentials) could not be obtained.
     Credential,
     /// The provider's settings are unusable (bad URL, a schema that fails the
     /// target's lint, …). Nothing was sent.

@@ -328,7 +328,7 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// Exponential backoff with "equal jitter": half fixed, half random.
-fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
+pub(crate) fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
     let exp = policy
         .base_delay
         .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
@@ -338,7 +338,7 @@ fn backoff(policy: &RetryPolicy, attempt: u32) -> Duration {
 
 /// A uniformly random duration in `[0, max]`, from the standard library's
 /// per-process random hasher keys (no RNG dependency needed for jitter).
-fn jitter(max: Duration) -> Duration {
+pub(crate) fn jitter(max: Duration) -> Duration {
     if max.is_zero() {
         return max;
     }

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use groundcite_core::native::{SourceLayout, anthropic};
+use groundcite_core::native::{SourceLayout, anthropic, bedrock};
 use groundcite_core::stream::StreamVerifier;
 use groundcite_core::{
     ChunkSet, ClaimOutcome, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance,
@@ -259,7 +259,7 @@ impl Run<'_> {
     fn verified(&self, g: Generation) -> Answered {
         let raw_output = match &g.output {
             Output::Json(text) => text.clone(),
-            Output::AnthropicCitations(v) => v.to_string(),
+            Output::AnthropicCitations(v) | Output::BedrockCitations(v) => v.to_string(),
         };
         let provenance = self.provenance(g.model.as_deref());
         let (profile, policy) = (self.settings.profile, self.settings.policy);
@@ -278,6 +278,24 @@ impl Run<'_> {
                 let layout = SourceLayout::one_per_chunk(self.chunks);
                 match anthropic::convert(message, self.chunks, &layout, profile, policy, provenance)
                 {
+                    Ok(c) => (c, None),
+                    Err(e) => (
+                        self.refused(RefusalCode::R3, g.model.as_deref()),
+                        Some(format!("the provider's citations cannot be read ({e})")),
+                    ),
+                }
+            }
+            Output::BedrockCitations(response) => {
+                // The adapter sends chunk i as plain-text document i.
+                let layout = SourceLayout::one_per_chunk(self.chunks);
+                match bedrock::convert_converse(
+                    response,
+                    self.chunks,
+                    &layout,
+                    profile,
+                    policy,
+                    provenance,
+                ) {
                     Ok(c) => (c, None),
                     Err(e) => (
                         self.refused(RefusalCode::R3, g.model.as_deref()),

@@ -66,6 +66,12 @@ pub struct ExpectedRequest {
     /// Headers that must be sent with exactly these values (names in lower case).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Headers whose values must match a pattern in which `*` stands for
+    /// any run of characters: for values that change with every request
+    /// (an AWS SigV4 `authorization` holds the date and the signature),
+    /// with everything else in them fixed.
+    #[serde(default)]
+    pub header_patterns: BTreeMap<String, String>,
     /// Headers that must not be sent.
     #[serde(default)]
     pub absent_headers: Vec<String>,
@@ -112,6 +118,11 @@ pub struct RecordedResponse {
     /// Server-Sent Events, each the text of one event without its blank line.
     #[serde(default)]
     pub sse: Option<Vec<String>>,
+    /// AWS event-stream messages (`application/vnd.amazon.eventstream`,
+    /// as Bedrock's ConverseStream answers), each framed with its prelude
+    /// and CRC-32 checksums by the server.
+    #[serde(default)]
+    pub event_stream: Option<Vec<EventMessage>>,
     /// Write each event in two halves (split in the middle).
     #[serde(default)]
     pub split_events: bool,
@@ -121,6 +132,56 @@ pub struct RecordedResponse {
     /// Misbehaviour.
     #[serde(default)]
     pub action: Option<Action>,
+}
+
+/// One AWS event-stream message: string headers (`:message-type`,
+/// `:event-type` or `:exception-type`, `:content-type`) and a JSON payload.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventMessage {
+    /// Headers, all sent with the string type (7).
+    pub headers: BTreeMap<String, String>,
+    /// The payload, sent as compact JSON.
+    pub payload: Value,
+}
+
+/// The binary frame of `m`: total length, headers length, prelude CRC-32,
+/// headers, payload, message CRC-32 (all big-endian).
+fn event_frame(m: &EventMessage) -> Vec<u8> {
+    let mut headers = Vec::new();
+    for (k, v) in &m.headers {
+        headers.push(k.len() as u8);
+        headers.extend_from_slice(k.as_bytes());
+        headers.push(7);
+        headers.extend_from_slice(&(v.len() as u16).to_be_bytes());
+        headers.extend_from_slice(v.as_bytes());
+    }
+    let payload = m.payload.to_string().into_bytes();
+    let total = 12 + headers.len() + payload.len() + 4;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(&(total as u32).to_be_bytes());
+    out.extend_from_slice(&(headers.len() as u32).to_be_bytes());
+    let prelude_crc = crc32(&out);
+    out.extend_from_slice(&prelude_crc.to_be_bytes());
+    out.extend_from_slice(&headers);
+    out.extend_from_slice(&payload);
+    let message_crc = crc32(&out);
+    out.extend_from_slice(&message_crc.to_be_bytes());
+    out
+}
+
+/// CRC-32 (IEEE 802.3, as the event-stream framing uses), bit by bit:
+/// test data is small.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            let mask = (crc & 1).wrapping_neg();
+            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
+        }
+    }
+    !crc
 }
 
 fn ok() -> u16 {
@@ -338,6 +399,13 @@ fn compare(expected: &ExpectedRequest, got: &Received) -> Vec<String> {
             None => diffs.push(format!("header {k} missing")),
         }
     }
+    for (k, pattern) in &expected.header_patterns {
+        match got.headers.get(&k.to_ascii_lowercase()) {
+            Some(actual) if glob_match(pattern, actual) => {}
+            Some(_) => diffs.push(format!("header {k} does not match the recorded pattern")),
+            None => diffs.push(format!("header {k} missing")),
+        }
+    }
     for k in &expected.absent_headers {
         if got.headers.contains_key(&k.to_ascii_lowercase()) {
             diffs.push(format!("header {k} must not be sent"));
@@ -369,6 +437,30 @@ fn compare(expected: &ExpectedRequest, got: &Received) -> Vec<String> {
         }
     }
     diffs
+}
+
+/// Whether `text` matches `pattern`, where `*` matches any run of
+/// characters (possibly empty) and everything else matches itself.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let Some(first) = parts.next() else {
+        return text.is_empty();
+    };
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        // No `*`: the whole text must equal the pattern.
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) -> io::Result<()> {
@@ -425,14 +517,16 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) -> io::Result<()
     match r.action {
         Some(Action::Hang) => return Ok(()),
         Some(Action::Close) => return Ok(()),
-        Some(Action::Reset) if r.sse.is_none() => {
+        Some(Action::Reset) if r.sse.is_none() && r.event_stream.is_none() => {
             reset(stream);
             return Ok(());
         }
         _ => {}
     }
     let mut head = format!("HTTP/1.1 {} {}\r\n", r.status, reason(r.status));
-    let content_type = if r.sse.is_some() {
+    let content_type = if r.event_stream.is_some() {
+        "application/vnd.amazon.eventstream"
+    } else if r.sse.is_some() {
         "text/event-stream"
     } else if r.body.is_some() {
         "application/json"
@@ -450,19 +544,32 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) -> io::Result<()
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("connection: close\r\n");
-    if let Some(events) = &r.sse {
+    let chunks: Option<Vec<Vec<u8>>> = match (&r.sse, &r.event_stream) {
+        (Some(events), _) => Some(
+            events
+                .iter()
+                .map(|ev| format!("{ev}\n\n").into_bytes())
+                .collect(),
+        ),
+        (None, Some(messages)) => Some(messages.iter().map(event_frame).collect()),
+        (None, None) => None,
+    };
+    if let Some(events) = &chunks {
         head.push_str("transfer-encoding: chunked\r\n\r\n");
         stream.write_all(head.as_bytes()).await?;
-        for ev in events {
-            let text = format!("{ev}\n\n");
-            let parts: Vec<&[u8]> = if r.split_events && text.len() > 1 {
-                let mut mid = text.len() / 2;
-                while !text.is_char_boundary(mid) {
-                    mid += 1;
+        for bytes in events {
+            let parts: Vec<&[u8]> = if r.split_events && bytes.len() > 1 {
+                // SSE text is split on a character boundary; binary frames
+                // anywhere.
+                let mut mid = bytes.len() / 2;
+                if r.sse.is_some() {
+                    while mid < bytes.len() && (bytes[mid] & 0xC0) == 0x80 {
+                        mid += 1;
+                    }
                 }
-                vec![&text.as_bytes()[..mid], &text.as_bytes()[mid..]]
+                vec![&bytes[..mid], &bytes[mid..]]
             } else {
-                vec![text.as_bytes()]
+                vec![bytes.as_slice()]
             };
             for p in parts {
                 stream
@@ -510,5 +617,46 @@ fn reason(status: u16) -> &'static str {
         503 => "Service Unavailable",
         529 => "Overloaded",
         _ => "Status",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EventMessage, crc32, event_frame, glob_match};
+
+    #[test]
+    fn event_frames() {
+        // The check value of CRC-32/ISO-HDLC.
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        let m = EventMessage {
+            headers: [(":event-type".to_string(), "messageStop".to_string())].into(),
+            payload: serde_json::json!({"stopReason": "end_turn"}),
+        };
+        let f = event_frame(&m);
+        let total = u32::from_be_bytes([f[0], f[1], f[2], f[3]]) as usize;
+        assert_eq!(total, f.len());
+        let headers = u32::from_be_bytes([f[4], f[5], f[6], f[7]]) as usize;
+        assert_eq!(headers, 1 + 11 + 1 + 2 + 11);
+        assert_eq!(crc32(&f[..8]).to_be_bytes(), f[8..12]);
+        assert_eq!(crc32(&f[..f.len() - 4]).to_be_bytes(), f[f.len() - 4..]);
+    }
+
+    #[test]
+    fn patterns() {
+        assert!(glob_match("abc", "abc"));
+        assert!(!glob_match("abc", "abcd"));
+        assert!(glob_match("a*c", "abbbc"));
+        assert!(glob_match("a*c", "ac"));
+        assert!(!glob_match("a*c", "ab"));
+        assert!(glob_match(
+            "AWS4-HMAC-SHA256 Credential=AKID/*/us-east-1/bedrock/aws4_request, SignedHeaders=*, Signature=*",
+            "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=abc123"
+        ));
+        assert!(!glob_match(
+            "AWS4-HMAC-SHA256 Credential=AKID/*/us-east-1/bedrock/aws4_request, *",
+            "AWS4-HMAC-SHA256 Credential=AKID/20260101/eu-west-1/bedrock/aws4_request, x"
+        ));
+        assert!(glob_match("a*b*a", "aba"));
+        assert!(!glob_match("a*b*a", "ab"));
     }
 }

@@ -59,6 +59,157 @@ impl ResponseSchema {
     }
 }
 
+/// Why a caller's schema cannot replace the `GroundedAnswer` schema.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CustomSchemaError {
+    /// The schema breaks the target's strict subset (the core's lint).
+    Lint(Vec<Violation>),
+    /// The schema does not describe a `GroundedAnswer`, so its output could
+    /// not be verified; the message says what is missing, in one sentence.
+    Shape(String),
+}
+
+impl std::fmt::Display for CustomSchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CustomSchemaError::Lint(v) => {
+                write!(f, "{} violation(s) of the strict subset", v.len())?;
+                if let Some(first) = v.first() {
+                    write!(f, ", first {first}")?;
+                }
+                Ok(())
+            }
+            CustomSchemaError::Shape(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for CustomSchemaError {}
+
+impl ResponseSchema {
+    /// A caller's own schema in place of the built-in `GroundedAnswer` one:
+    /// it must pass the core's strict lint for `target` and still describe
+    /// the `GroundedAnswer` shape ([`grounded_answer_shape`]), since its
+    /// output is verified as one. Extra properties (and constraints such as
+    /// a `chunk_id` enum) are the caller's choice.
+    ///
+    /// The name is the schema's `title` when it is a valid
+    /// `json_schema.name` (`[A-Za-z0-9_-]{1,64}`), else `GroundedAnswer`.
+    pub fn custom_grounded_answer(
+        schema: Value,
+        target: Target,
+    ) -> Result<ResponseSchema, CustomSchemaError> {
+        let name = schema
+            .get("title")
+            .and_then(Value::as_str)
+            .filter(|t| {
+                !t.is_empty()
+                    && t.len() <= 64
+                    && t.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
+            .unwrap_or(schema::SCHEMA_NAME)
+            .to_string();
+        let custom =
+            ResponseSchema::custom(name, schema, target).map_err(CustomSchemaError::Lint)?;
+        grounded_answer_shape(&custom.schema).map_err(CustomSchemaError::Shape)?;
+        Ok(custom)
+    }
+}
+
+/// Checks that `schema` describes a `GroundedAnswer`: a root object with a
+/// required boolean `answerable` and a required array `claims` of objects
+/// with a required string `text` and a required array `citations` of
+/// objects with required strings `chunk_id` and `quote`. Local `$ref`s are
+/// followed. The error names the first path that does not fit, in one
+/// sentence.
+pub fn grounded_answer_shape(schema: &Value) -> Result<(), String> {
+    let root = schema;
+    let answer = object_schema(root, root, "the root")?;
+    property(root, answer, "the root", "answerable", "boolean")?;
+    let claims = property(root, answer, "the root", "claims", "array")?;
+    let claim = items(root, claims, "claims")?;
+    let claim = object_schema(root, claim, "claims[]")?;
+    property(root, claim, "claims[]", "text", "string")?;
+    let citations = property(root, claim, "claims[]", "citations", "array")?;
+    let citation = items(root, citations, "claims[].citations")?;
+    let citation = object_schema(root, citation, "claims[].citations[]")?;
+    property(root, citation, "claims[].citations[]", "chunk_id", "string")?;
+    property(root, citation, "claims[].citations[]", "quote", "string")?;
+    Ok(())
+}
+
+/// Follows local `$ref`s (a bounded number of hops).
+fn resolve<'a>(root: &'a Value, mut v: &'a Value) -> Result<&'a Value, String> {
+    for _ in 0..32 {
+        let Some(r) = v.get("$ref").and_then(Value::as_str) else {
+            return Ok(v);
+        };
+        let Some(pointer) = r.strip_prefix('#') else {
+            return Err(format!("the reference {r:?} is not local to the schema"));
+        };
+        v = root
+            .pointer(pointer)
+            .ok_or_else(|| format!("the reference {r:?} points to nothing"))?;
+    }
+    Err("its references form a cycle".to_string())
+}
+
+fn has_type(v: &Value, t: &str) -> bool {
+    match v.get("type") {
+        Some(Value::String(s)) => s == t,
+        Some(Value::Array(a)) => a.len() == 1 && a[0].as_str() == Some(t),
+        _ => false,
+    }
+}
+
+fn object_schema<'a>(root: &'a Value, v: &'a Value, at: &str) -> Result<&'a Value, String> {
+    let v = resolve(root, v)?;
+    if has_type(v, "object") && v.get("properties").is_some_and(Value::is_object) {
+        Ok(v)
+    } else {
+        Err(format!("{at} must be an object schema with properties"))
+    }
+}
+
+fn items<'a>(root: &'a Value, array: &'a Value, at: &str) -> Result<&'a Value, String> {
+    let items = array
+        .get("items")
+        .ok_or_else(|| format!("{at} must have `items`"))?;
+    resolve(root, items)
+}
+
+/// The schema of the required property `name` of `object`, which must have
+/// type `ty`.
+fn property<'a>(
+    root: &'a Value,
+    object: &'a Value,
+    at: &str,
+    name: &str,
+    ty: &str,
+) -> Result<&'a Value, String> {
+    let path = if at == "the root" {
+        name.to_string()
+    } else {
+        format!("{at}.{name}")
+    };
+    let p = object
+        .pointer(&format!("/properties/{name}"))
+        .ok_or_else(|| format!("{path} is missing"))?;
+    let p = resolve(root, p)?;
+    if !has_type(p, ty) {
+        return Err(format!("{path} must have type \"{ty}\""));
+    }
+    let required = object
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.iter().any(|n| n.as_str() == Some(name)));
+    if !required {
+        return Err(format!("{path} must be listed in `required`"));
+    }
+    Ok(p)
+}
+
 /// How native-citation modes send the chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NativeSources {
@@ -142,6 +293,9 @@ pub enum Output {
     /// An Anthropic Messages response with native citations, as received,
     /// for [`groundcite_core::native::anthropic::convert`].
     AnthropicCitations(Value),
+    /// An Amazon Bedrock Converse response with `citationsContent` blocks,
+    /// as received, for [`groundcite_core::native::bedrock::convert_converse`].
+    BedrockCitations(Value),
 }
 
 /// Why the model stopped, normalised across providers.
@@ -203,4 +357,58 @@ pub struct Generation {
     pub request_id: Option<String>,
     /// Timings.
     pub timings: Timings,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_built_in_schema_has_the_grounded_answer_shape() {
+        for target in Target::ALL {
+            let s = schema::grounded_answer_schema(Some(&["a#1".to_string()]));
+            assert_eq!(grounded_answer_shape(&s), Ok(()), "{target}");
+            let custom = ResponseSchema::custom_grounded_answer(s, target).unwrap();
+            assert_eq!(custom.name, schema::SCHEMA_NAME);
+        }
+    }
+
+    #[test]
+    fn shape_errors_name_the_path() {
+        let mut s = schema::grounded_answer_schema(None);
+        s["$defs"]["Claim"]["required"] = json!(["citations"]);
+        assert_eq!(
+            grounded_answer_shape(&s),
+            Err("claims[].text must be listed in `required`".into())
+        );
+        let mut s = schema::grounded_answer_schema(None);
+        s["properties"]["claims"]["items"] = json!({"$ref": "#/$defs/Nothing"});
+        assert_eq!(
+            grounded_answer_shape(&s),
+            Err("the reference \"#/$defs/Nothing\" points to nothing".into())
+        );
+        let mut s = schema::grounded_answer_schema(None);
+        s["$defs"]["Claim"]["properties"]["text"] =
+            json!({"$ref": "#/$defs/Claim/properties/text"});
+        assert_eq!(
+            grounded_answer_shape(&s),
+            Err("its references form a cycle".into())
+        );
+        assert_eq!(
+            grounded_answer_shape(&json!(true)),
+            Err("the root must be an object schema with properties".into())
+        );
+    }
+
+    #[test]
+    fn custom_names_come_from_a_valid_title() {
+        let mut s = schema::grounded_answer_schema(None);
+        s["title"] = json!("SupportAnswer");
+        let c = ResponseSchema::custom_grounded_answer(s.clone(), Target::OpenAi).unwrap();
+        assert_eq!(c.name, "SupportAnswer");
+        s["title"] = json!("Support answer");
+        let c = ResponseSchema::custom_grounded_answer(s, Target::OpenAi).unwrap();
+        assert_eq!(c.name, schema::SCHEMA_NAME);
+    }
 }

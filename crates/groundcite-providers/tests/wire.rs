@@ -326,6 +326,9 @@ async fn run_case(provider: &str, path: &Path) {
                             assert_eq!(contract.claims.len() as u64, n, "{ctx}: {contract:?}");
                         }
                     }
+                    Output::BedrockCitations(m) => {
+                        panic!("{ctx}: an HTTP adapter returned Bedrock citations: {m}")
+                    }
                 }
                 if let Some(m) = expect["model"].as_str() {
                     assert_eq!(generation.model.as_deref(), Some(m), "{ctx}");

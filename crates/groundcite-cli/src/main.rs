@@ -10,6 +10,7 @@ mod answer_cmd;
 mod ask_cmd;
 mod config;
 mod convert_cmd;
+mod eval_cmd;
 mod index_cmd;
 mod input;
 mod parse_cmd;
@@ -66,6 +67,13 @@ enum Command {
     Ask(ask_cmd::AskArgs),
     /// Build or refresh the embedded BM25 index of a docs folder.
     Index(index_cmd::IndexArgs),
+    /// Run an evaluation suite through the whole pipeline (retrieve,
+    /// generate, verify) and score it: answerable rate, citation validity
+    /// and recall, multi-chunk synthesis, unanswerable precision,
+    /// hallucination rejection, latency and the four monitored rates. Writes
+    /// results.json and a self-contained report.html; exits 4 when a
+    /// threshold fails.
+    Eval(eval_cmd::EvalArgs),
     /// Show stored traces, or re-verify a stored raw output with the same
     /// rule.
     Trace(trace_cmd::TraceArgs),
@@ -87,6 +95,7 @@ fn main() -> ExitCode {
         Command::Answer(args) => answer_cmd::run(args),
         Command::Ask(args) => ask_cmd::run(args),
         Command::Index(args) => index_cmd::run(args),
+        Command::Eval(args) => eval_cmd::run(args),
         Command::Trace(args) => trace_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Key(args) => serve_cmd::key(args),

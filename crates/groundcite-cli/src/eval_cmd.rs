@@ -1,0 +1,414 @@
+//! `groundcite eval`: the seed's verification suite. Every case goes
+//! through the whole pipeline (`groundcite_ask`: retrieve, gate, generate,
+//! verify) with the configured provider; `groundcite_eval` scores the runs,
+//! checks the thresholds and writes the JSON result and the HTML report.
+//!
+//! Exit codes: 0 when every threshold passed (or none was set), 4 when a
+//! threshold failed, 2 for a bad suite or setting, 1 for anything else
+//! (an unreachable provider stops the run: a suite measured against a
+//! provider that is down measures nothing).
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use groundcite_ask::{AskError, AskSettings, Retrieval};
+use groundcite_core::{ChunkSet, Contract, GroundedAnswer, Provenance, RefusalCode};
+use groundcite_eval::{
+    CaseRun, EvalResult, HallucinationCheck, RESULT_FORMAT, Suite, check_thresholds, compare,
+    hallucination_check, parse_threshold, report, score, summary,
+};
+use groundcite_index::{Coverage, Index, IndexConfig};
+use groundcite_providers::pipeline::{AnswerError, Backend};
+use serde_json::json;
+
+use crate::answer_cmd::{self, ProviderArgs};
+use crate::config;
+use crate::input::{self, BadInput};
+
+/// Largest suite file read.
+const MAX_SUITE_BYTES: u64 = 16 << 20;
+
+/// Largest result file read for `--compare`.
+const MAX_RESULT_BYTES: u64 = 512 << 20;
+
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// The suite: a TOML or JSON file (schemas/eval-suite.schema.json).
+    suite: PathBuf,
+    /// Runs per case (1 to 100); rates are over all runs.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    repeat: u32,
+    /// Where to write results.json and report.html (created if needed).
+    #[arg(long, value_name = "DIR", default_value = "eval-out")]
+    out: PathBuf,
+    /// An earlier results.json to compare with (prompt or model change).
+    #[arg(long, value_name = "OLD.json")]
+    compare: Option<PathBuf>,
+    /// A gate, added to the suite's (and replacing the suite's bound on the
+    /// same metric): `METRIC>=MIN`, `METRIC<=MAX` or `METRIC=MIN..MAX`.
+    /// Repeatable.
+    #[arg(long = "threshold", value_name = "GATE")]
+    thresholds: Vec<String>,
+    /// Where the corpus's index lives (docs corpora; default: the
+    /// directory `ask` uses for that folder).
+    #[arg(long, value_name = "DIR")]
+    index: Option<String>,
+    /// No progress bar, even on a terminal.
+    #[arg(long)]
+    no_progress: bool,
+    #[command(flatten)]
+    p: ProviderArgs,
+}
+
+fn read_limited(path: &Path, limit: u64, what: &str) -> Result<String, BadInput> {
+    let name = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| BadInput::new(&name, e.to_string()))?;
+    if !meta.is_file() {
+        return Err(BadInput::new(&name, format!("is not a {what} file")));
+    }
+    if meta.len() > limit {
+        return Err(BadInput::new(
+            &name,
+            format!("is larger than {} MiB", limit >> 20),
+        ));
+    }
+    input::read_text(&name)
+}
+
+/// Where the answers come from.
+enum Source {
+    Index(Box<Index>),
+    Chunks(ChunkSet),
+}
+
+pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    if !(1..=100).contains(&args.repeat) {
+        return Err(BadInput::new("--repeat", "must be between 1 and 100").into());
+    }
+    let suite_name = args.suite.display().to_string();
+    let text = read_limited(&args.suite, MAX_SUITE_BYTES, "suite")?;
+    let is_json = args
+        .suite
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let mut suite = if is_json {
+        Suite::from_json(&text)
+    } else {
+        Suite::from_toml(&text)
+    }
+    .map_err(|e| BadInput::new(&suite_name, e.to_string()))?;
+    for expr in &args.thresholds {
+        let (name, bound) = parse_threshold(expr).map_err(|e| BadInput::new("--threshold", e))?;
+        suite.thresholds.insert(name, bound);
+    }
+    // Read the old result first: a typo should not cost a whole run.
+    let old = match &args.compare {
+        Some(p) => {
+            let text = read_limited(p, MAX_RESULT_BYTES, "result")?;
+            Some(
+                EvalResult::from_json(&text)
+                    .map_err(|e| BadInput::new(&p.display().to_string(), e))?,
+            )
+        }
+        None => None,
+    };
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+
+    let (file, _) = config::load(args.p.config.as_deref())?;
+    let base = args.suite.parent().unwrap_or(Path::new("."));
+    let resolve = |p: &str| {
+        let p = PathBuf::from(p);
+        if p.is_absolute() { p } else { base.join(p) }
+    };
+    let defaults = AskSettings::default();
+    let settings = AskSettings {
+        top_k: suite.settings.top_k.unwrap_or(defaults.top_k),
+        min_coverage: suite.settings.min_coverage.unwrap_or(defaults.min_coverage),
+        profile: suite.settings.profile.unwrap_or_default(),
+        policy: suite.settings.claims.unwrap_or_default(),
+        stream: false,
+    };
+    let (source, corpus_label) = match (&suite.corpus.docs, &suite.corpus.chunks) {
+        (Some(docs), _) => {
+            let docs = resolve(docs);
+            if !docs.is_dir() {
+                return Err(BadInput::new(
+                    &suite_name,
+                    format!("corpus.docs: {} is not a directory", docs.display()),
+                )
+                .into());
+            }
+            let dir = match &args.index {
+                Some(d) => PathBuf::from(d),
+                None => crate::ask_cmd::default_index_dir(&docs)?,
+            };
+            let mut index = Index::open_or_create(&dir)?;
+            let cfg = IndexConfig {
+                base_url: suite.corpus.base_url.clone(),
+                ..IndexConfig::default()
+            };
+            crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, true)?;
+            (Source::Index(Box::new(index)), docs.display().to_string())
+        }
+        (None, Some(chunks)) => {
+            let path = resolve(chunks).display().to_string();
+            (Source::Chunks(input::read_chunks(&path)?), path)
+        }
+        (None, None) => unreachable_corpus()?,
+    };
+
+    let provider = answer_cmd::choose_provider(&args.p, &file)?;
+    let backend = answer_cmd::backend(provider, &args.p, &file)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+
+    let started_at = crate::now_rfc3339();
+    let wall = Instant::now();
+    let total = suite.cases.len() as u64 * u64::from(args.repeat);
+    let bar = progress(total, args.no_progress);
+    let mut runs = Vec::new();
+    let mut hallucination: Vec<HallucinationCheck> = Vec::new();
+    let mut model = None;
+    for case in &suite.cases {
+        for repeat in 1..=args.repeat {
+            bar.set_message(case.id.clone());
+            let run = run_case(
+                &runtime,
+                &source,
+                &backend,
+                &case.question,
+                &settings,
+                &case.id,
+                repeat,
+            )?;
+            if repeat == 1 {
+                hallucination.push(hallucination_check(
+                    &case.id,
+                    &run.1,
+                    settings.profile,
+                    settings.policy,
+                    provenance(&case.question),
+                ));
+            }
+            if model.is_none() {
+                model.clone_from(&run.0.contract.model);
+            }
+            if bar.is_hidden() {
+                eprintln!(
+                    "eval: {}/{} {} {} ({:.0} ms)",
+                    runs.len() + 1,
+                    total,
+                    case.id,
+                    outcome_word(&run.0.contract),
+                    run.0.latency_ms
+                );
+            }
+            runs.push(run.0);
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+
+    let (cases, metrics) = score(&suite, &runs, &hallucination);
+    let thresholds = check_thresholds(&suite.thresholds, &metrics);
+    let passed = thresholds.iter().all(|t| t.passed);
+    let result = EvalResult {
+        format: RESULT_FORMAT.to_string(),
+        suite: suite.name.clone(),
+        suite_path: suite_name,
+        provider: backend.generator().provider().to_string(),
+        model,
+        started_at,
+        wall_s: wall.elapsed().as_secs_f64(),
+        repeat: args.repeat,
+        settings: json!({
+            "corpus": corpus_label,
+            "top_k": settings.top_k,
+            "min_coverage": settings.min_coverage,
+            "match": settings.profile,
+            "claims": settings.policy,
+        }),
+        metrics,
+        cases,
+        runs,
+        hallucination,
+        thresholds,
+        passed,
+    };
+    let comparison = old.as_ref().map(|o| compare(o, &result));
+    let results_path = args.out.join("results.json");
+    let report_path = args.out.join("report.html");
+    let json = serde_json::to_vec_pretty(&result)?;
+    std::fs::write(&results_path, json)
+        .with_context(|| format!("writing {}", results_path.display()))?;
+    std::fs::write(&report_path, report::html(&result, comparison.as_ref()))
+        .with_context(|| format!("writing {}", report_path.display()))?;
+
+    let mut out = std::io::stdout().lock();
+    out.write_all(summary::text(&result, comparison.as_ref()).as_bytes())?;
+    writeln!(
+        out,
+        "results: {}\nreport:  {}",
+        results_path.display(),
+        report_path.display()
+    )?;
+    out.flush()?;
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(4)
+    })
+}
+
+fn unreachable_corpus() -> Result<(Source, String), BadInput> {
+    // Suite::validate guarantees one of docs or chunks.
+    Err(BadInput::new("corpus", "set docs or chunks"))
+}
+
+fn provenance(question: &str) -> Provenance {
+    Provenance {
+        trace_id: crate::new_trace_id(),
+        created_at: crate::now_rfc3339(),
+        question: Some(question.to_string()),
+        model: None,
+    }
+}
+
+fn outcome_word(c: &Contract) -> String {
+    match &c.refusal {
+        None => format!("answered, {} claim(s)", c.claims.len()),
+        Some(r) => format!("refused {:?}", r.code),
+    }
+}
+
+fn progress(total: u64, off: bool) -> indicatif::ProgressBar {
+    if off || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("eval {bar:40} {pos}/{len} {elapsed} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// One run of one case: the pipeline, timed, and the chunks it retrieved
+/// (for the hallucination check).
+fn run_case(
+    runtime: &tokio::runtime::Runtime,
+    source: &Source,
+    backend: &Backend,
+    question: &str,
+    settings: &AskSettings,
+    case_id: &str,
+    repeat: u32,
+) -> anyhow::Result<(CaseRun, ChunkSet)> {
+    let started = Instant::now();
+    let retrieval = match source {
+        Source::Index(index) => groundcite_ask::retrieve(index, question, settings)?,
+        // A chunks corpus is what an upstream retriever returned: every
+        // chunk goes to the model, and there is no gate to apply.
+        Source::Chunks(chunks) => Retrieval {
+            chunks: chunks.clone(),
+            coverage: Coverage {
+                share: 1.0,
+                unknown: Vec::new(),
+            },
+            gate_passed: true,
+            min_coverage: 0.0,
+            time: started.elapsed(),
+        },
+    };
+    let chunks = retrieval.chunks.clone();
+    let retrieved: Vec<String> = chunks.chunks().iter().map(|c| c.chunk_id.clone()).collect();
+    let gate_passed = retrieval.gate_passed;
+    let prov = provenance(question);
+    let trace_id = prov.trace_id.clone();
+    let asked = runtime.block_on(groundcite_ask::answer(
+        retrieval,
+        Some(backend),
+        question,
+        settings,
+        prov.clone(),
+        &mut |_, _| true,
+    ));
+    let run = match asked {
+        Ok(asked) => {
+            let raw = asked
+                .answered
+                .as_ref()
+                .and_then(|a| a.raw_output.as_deref());
+            let (claims_in, citations_in) = produced(raw, &asked.contract);
+            CaseRun {
+                case_id: case_id.to_string(),
+                repeat,
+                trace_id,
+                retrieved,
+                gate_passed,
+                claims_in,
+                citations_in,
+                latency_ms: ms(started),
+                generate_ms: asked
+                    .answered
+                    .as_ref()
+                    .map(|a| a.generate_time.as_secs_f64() * 1000.0),
+                error: None,
+                contract: asked.contract,
+            }
+        }
+        // A provider failure on one case is recorded (R3 with the error)
+        // rather than ending a long run; it counts in error_rate.
+        Err(AskError::Answer(AnswerError::Provider { error, .. })) => CaseRun {
+            case_id: case_id.to_string(),
+            repeat,
+            trace_id,
+            retrieved,
+            gate_passed,
+            claims_in: 0,
+            citations_in: 0,
+            latency_ms: ms(started),
+            generate_ms: None,
+            error: Some(error.to_string()),
+            contract: Contract::refused(RefusalCode::R3, prov, settings.profile, Vec::new()),
+        },
+        Err(e) => return Err(anyhow::anyhow!(e)),
+    };
+    Ok((run, chunks))
+}
+
+/// Claims and citations the model produced: counted in its raw output when
+/// that is a GroundedAnswer, else (native citations, prose) rebuilt from
+/// the contract: kept ones plus those its warnings say were dropped.
+fn produced(raw: Option<&str>, c: &Contract) -> (usize, usize) {
+    if let Some(a) = raw.and_then(|r| serde_json::from_str::<GroundedAnswer>(r).ok()) {
+        let citations = a.claims.iter().map(|cl| cl.citations.len()).sum();
+        // Claims sent with `answerable: false` are dropped unread.
+        return (a.claims.len(), citations);
+    }
+    let kept_citations: usize = c.claims.iter().map(|cl| cl.citations.len()).sum();
+    let dropped_citations = c
+        .warnings
+        .iter()
+        .filter(|w| w.citation_index.is_some())
+        .count();
+    let failed_claims = c
+        .warnings
+        .iter()
+        .filter(|w| w.code.is_verification_failure())
+        .count();
+    (
+        c.claims.len() + failed_claims,
+        kept_citations + dropped_citations,
+    )
+}
+
+fn ms(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}

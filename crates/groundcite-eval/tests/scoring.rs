@@ -1,0 +1,575 @@
+//! The scoring on hand-made runs: each metric's definition and edge cases,
+//! thresholds, comparison, the result file, the report's escaping and the
+//! suite schema.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use groundcite_core::{
+    Chunk, ChunkSet, Citation, Claim, ClaimPolicy, Contract, GroundedAnswer, MatchProfile,
+    Provenance, RefusalCode, verify_with,
+};
+use groundcite_eval::{
+    Bound, CaseRun, EvalResult, HallucinationCheck, Metric, Percentiles, RESULT_FORMAT, Suite,
+    check_thresholds, compare, report, score, summary,
+};
+
+fn chunk(id: &str, content: &str) -> Chunk {
+    Chunk {
+        chunk_id: id.into(),
+        content: content.into(),
+        source_title: None,
+        source_url: None,
+        page_number: None,
+        score: None,
+    }
+}
+
+fn corpus() -> ChunkSet {
+    ChunkSet::new(vec![
+        chunk("a#chunk-1", "Refunds are issued within 5 business days."),
+        chunk("b#chunk-1", "Each return label is valid for 14 days."),
+        chunk("c#chunk-1", "Standard shipping takes 3 to 7 business days."),
+    ])
+    .unwrap()
+}
+
+fn prov() -> Provenance {
+    Provenance {
+        trace_id: "t".into(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+        question: None,
+        model: None,
+    }
+}
+
+/// A claim citing each (chunk, quote).
+fn claim(text: &str, cites: &[(&str, &str)]) -> Claim {
+    Claim {
+        text: text.into(),
+        citations: cites
+            .iter()
+            .map(|(c, q)| Citation {
+                chunk_id: (*c).into(),
+                quote: (*q).into(),
+            })
+            .collect(),
+    }
+}
+
+fn contract(answerable: bool, claims: Vec<Claim>) -> Contract {
+    verify_with(
+        &GroundedAnswer { answerable, claims },
+        &corpus(),
+        MatchProfile::Default,
+        ClaimPolicy::Strict,
+        prov(),
+    )
+}
+
+fn run(case: &str, c: Contract, claims_in: usize, citations_in: usize) -> CaseRun {
+    CaseRun {
+        case_id: case.into(),
+        repeat: 1,
+        trace_id: "t".into(),
+        retrieved: vec!["a#chunk-1".into(), "b#chunk-1".into()],
+        gate_passed: true,
+        claims_in,
+        citations_in,
+        contract: c,
+        latency_ms: 100.0,
+        generate_ms: Some(80.0),
+        error: None,
+    }
+}
+
+const SUITE: &str = r#"
+name = "t"
+[corpus]
+docs = "d"
+[[cases]]
+id = "one"
+kind = "answerable"
+question = "How soon are refunds issued?"
+gold_chunks = ["a#chunk-1"]
+key_facts = ["5 business days"]
+[[cases]]
+id = "two"
+kind = "multi_chunk"
+question = "Refund time and label validity?"
+gold_chunks = ["a#chunk-1", "b#chunk-1"]
+key_facts = ["5 business days", "14 DAYS"]
+[[cases]]
+id = "none"
+kind = "unanswerable"
+question = "Who is the CEO?"
+"#;
+
+fn suite() -> Suite {
+    Suite::from_toml(SUITE).unwrap()
+}
+
+fn value(runs: &[CaseRun], m: Metric) -> Option<f64> {
+    score(&suite(), runs, &[]).1.get(m)
+}
+
+fn refund_claim() -> Claim {
+    claim(
+        "Refunds take 5 business days.",
+        &[("a#chunk-1", "within 5 business days")],
+    )
+}
+
+fn label_claim() -> Claim {
+    claim(
+        "Labels are valid for 14 days.",
+        &[("b#chunk-1", "valid for 14 days")],
+    )
+}
+
+fn refused() -> Contract {
+    contract(false, Vec::new())
+}
+
+#[test]
+fn answerable_rate_counts_only_cases_that_expect_an_answer() {
+    let runs = vec![
+        run("one", contract(true, vec![refund_claim()]), 1, 1),
+        run("two", refused(), 0, 0),
+        // An unanswerable case answered wrongly does not raise the rate.
+        run("none", contract(true, vec![label_claim()]), 1, 1),
+    ];
+    assert_eq!(value(&runs, Metric::AnswerableRate), Some(0.5));
+    // Nothing that expects an answer: unmeasured, not 0 or 1.
+    let only = vec![run("none", refused(), 0, 0)];
+    assert_eq!(value(&only, Metric::AnswerableRate), None);
+}
+
+#[test]
+fn citation_validity_is_verified_over_emitted_with_the_reasons() {
+    let c = contract(
+        true,
+        vec![claim(
+            "Refunds take 5 business days.",
+            &[
+                ("a#chunk-1", "within 5 business days"),
+                // Verifies only after normalization (white space).
+                ("a#chunk-1", "Refunds  are issued"),
+                ("zzz#chunk-9", "within 5 business days"),
+                ("b#chunk-1", "valid for 99 days"),
+            ],
+        )],
+    );
+    let (_, m) = score(&suite(), &[run("one", c, 1, 4)], &[]);
+    assert_eq!(m.citations_emitted, 4);
+    assert_eq!(m.citations_verified, 2);
+    assert_eq!(m.get(Metric::CitationValidity), Some(0.5));
+    assert_eq!(m.citations_by_match.get("exact"), Some(&1));
+    assert_eq!(m.citations_by_match.get("normalized"), Some(&1));
+    assert_eq!(m.citations_dropped.get("unknown_chunk_id"), Some(&1));
+    assert_eq!(m.citations_dropped.get("quote_not_found"), Some(&1));
+    // No citation emitted at all: unmeasured.
+    assert_eq!(
+        value(&[run("none", refused(), 0, 0)], Metric::CitationValidity),
+        None
+    );
+}
+
+#[test]
+fn a_run_reporting_fewer_emitted_than_verified_counts_the_verified() {
+    let (_, m) = score(
+        &suite(),
+        &[run("one", contract(true, vec![refund_claim()]), 1, 0)],
+        &[],
+    );
+    assert_eq!(m.get(Metric::CitationValidity), Some(1.0));
+}
+
+#[test]
+fn citation_recall_is_the_share_of_gold_chunks_cited() {
+    let half = run("two", contract(true, vec![refund_claim()]), 1, 1);
+    let all = run(
+        "two",
+        contract(true, vec![refund_claim(), label_claim()]),
+        2,
+        2,
+    );
+    // A verified citation of a chunk that is not gold counts for nothing.
+    let wrong = run("one", contract(true, vec![label_claim()]), 1, 1);
+    assert_eq!(
+        value(std::slice::from_ref(&half), Metric::CitationRecall),
+        Some(0.5)
+    );
+    assert_eq!(value(&[all], Metric::CitationRecall), Some(1.0));
+    assert_eq!(
+        value(std::slice::from_ref(&wrong), Metric::CitationRecall),
+        Some(0.0)
+    );
+    assert_eq!(value(&[half, wrong], Metric::CitationRecall), Some(0.25));
+    // Retrieval recall: both gold chunks of "two" were retrieved.
+    let r = run("two", refused(), 0, 0);
+    assert_eq!(
+        value(std::slice::from_ref(&r), Metric::RetrievalRecall),
+        Some(1.0)
+    );
+    let mut missed = r;
+    missed.retrieved = vec!["c#chunk-1".into()];
+    assert_eq!(value(&[missed], Metric::RetrievalRecall), Some(0.0));
+}
+
+#[test]
+fn multi_chunk_synthesis_needs_two_distinct_gold_chunks() {
+    let both = run(
+        "two",
+        contract(true, vec![refund_claim(), label_claim()]),
+        2,
+        2,
+    );
+    let same_twice = run(
+        "two",
+        contract(
+            true,
+            vec![
+                refund_claim(),
+                claim(
+                    "Refunds are issued.",
+                    &[("a#chunk-1", "Refunds are issued")],
+                ),
+            ],
+        ),
+        2,
+        2,
+    );
+    assert_eq!(
+        value(std::slice::from_ref(&both), Metric::MultiChunkSynthesis),
+        Some(1.0)
+    );
+    assert_eq!(value(&[same_twice], Metric::MultiChunkSynthesis), Some(0.0));
+    assert_eq!(
+        value(&[run("two", refused(), 0, 0)], Metric::MultiChunkSynthesis),
+        Some(0.0)
+    );
+    // Single-chunk cases do not count.
+    assert_eq!(
+        value(
+            &[run("one", contract(true, vec![refund_claim()]), 1, 1)],
+            Metric::MultiChunkSynthesis
+        ),
+        None
+    );
+    let (cases, _) = score(&suite(), &[both], &[]);
+    assert_eq!(cases[1].passed, 1);
+}
+
+#[test]
+fn unanswerable_precision_wants_no_claims_and_no_citations() {
+    let right = run("none", refused(), 0, 0);
+    let answered = run("none", contract(true, vec![label_claim()]), 1, 1);
+    // answerable false but claims sent: the verifier drops them, so the
+    // contract has none and the case passes (the warning says what came).
+    let claims_on_unanswerable = run("none", contract(false, vec![label_claim()]), 1, 1);
+    assert!(claims_on_unanswerable.contract.claims.is_empty());
+    assert_eq!(value(&[right], Metric::UnanswerablePrecision), Some(1.0));
+    assert_eq!(value(&[answered], Metric::UnanswerablePrecision), Some(0.0));
+    assert_eq!(
+        value(&[claims_on_unanswerable], Metric::UnanswerablePrecision),
+        Some(1.0)
+    );
+    // A fabricated answer that verification stripped (R2) is a refusal too.
+    let stripped = run(
+        "none",
+        contract(
+            true,
+            vec![claim("The CEO is Ann.", &[("a#chunk-1", "Ann")])],
+        ),
+        1,
+        1,
+    );
+    assert_eq!(
+        stripped.contract.refusal.as_ref().map(|r| r.code),
+        Some(RefusalCode::R2)
+    );
+    assert_eq!(value(&[stripped], Metric::UnanswerablePrecision), Some(1.0));
+}
+
+#[test]
+fn key_facts_match_after_normalization_in_claims_or_quotes() {
+    // "14 DAYS" is found case-insensitively in the quote; "5 business days"
+    // in the claim text.
+    let both = run(
+        "two",
+        contract(true, vec![refund_claim(), label_claim()]),
+        2,
+        2,
+    );
+    assert_eq!(value(&[both], Metric::KeyFactRecall), Some(1.0));
+    let one = run("two", contract(true, vec![refund_claim()]), 1, 1);
+    assert_eq!(
+        value(std::slice::from_ref(&one), Metric::KeyFactRecall),
+        Some(0.5)
+    );
+    // A missing fact fails the case even with the gold chunk cited.
+    let (cases, _) = score(&suite(), &[one], &[]);
+    assert_eq!(cases[1].passed, 0);
+    // Text in a dropped claim does not count.
+    let dropped = run(
+        "one",
+        contract(
+            true,
+            vec![claim(
+                "Refunds take 5 business days.",
+                &[("a#chunk-1", "nope")],
+            )],
+        ),
+        1,
+        1,
+    );
+    assert_eq!(value(&[dropped], Metric::KeyFactRecall), Some(0.0));
+    assert_eq!(
+        value(&[run("none", refused(), 0, 0)], Metric::KeyFactRecall),
+        None
+    );
+}
+
+#[test]
+fn the_four_monitored_rates() {
+    let ok = run("one", contract(true, vec![refund_claim()]), 1, 1);
+    let half_failed = run(
+        "two",
+        contract(
+            true,
+            vec![
+                refund_claim(),
+                claim("Labels last a year.", &[("b#chunk-1", "a year")]),
+            ],
+        ),
+        2,
+        2,
+    );
+    let mut schema_error = run(
+        "none",
+        Contract::refused(RefusalCode::R3, prov(), MatchProfile::Default, Vec::new()),
+        0,
+        0,
+    );
+    schema_error.generate_ms = Some(500.0);
+    let mut provider_down = schema_error.clone();
+    provider_down.error = Some("connection refused".into());
+    provider_down.generate_ms = None;
+    let runs = vec![ok, half_failed, schema_error, provider_down];
+    let (_, m) = score(&suite(), &runs, &[]);
+    assert_eq!(m.claims_in, 3);
+    assert_eq!(m.claims_failed, 1);
+    assert_eq!(m.get(Metric::ClaimFailureRate), Some(1.0 / 3.0));
+    assert_eq!(m.get(Metric::UnanswerableRate), Some(0.5));
+    // The provider failure is an error, not a schema error: 1 of 3.
+    assert_eq!(m.get(Metric::SchemaErrorRate), Some(1.0 / 3.0));
+    assert_eq!(m.get(Metric::ErrorRate), Some(0.25));
+    assert_eq!(m.get(Metric::InferenceP95Ms), Some(500.0));
+    assert_eq!(m.refusals.get("R3"), Some(&2));
+}
+
+#[test]
+fn repeats_are_counted_per_run() {
+    let mut a = run("one", contract(true, vec![refund_claim()]), 1, 1);
+    let mut b = run("one", refused(), 0, 0);
+    a.repeat = 1;
+    b.repeat = 2;
+    let (cases, m) = score(&suite(), &[a, b], &[]);
+    assert_eq!(
+        (cases[0].runs, cases[0].passed, cases[0].answered),
+        (2, 1, 1)
+    );
+    assert_eq!(m.runs, 2);
+    assert_eq!(m.get(Metric::AnswerableRate), Some(0.5));
+    assert_eq!(m.by_kind["answerable"].runs, 2);
+    // Runs of cases the suite does not have are ignored.
+    let (_, m) = score(&suite(), &[run("ghost", refused(), 0, 0)], &[]);
+    assert_eq!(m.runs, 0);
+}
+
+#[test]
+fn hallucination_rejection_is_the_share_of_checks_passed() {
+    let check = |passed| HallucinationCheck {
+        case_id: "one".into(),
+        passed,
+        warnings: Vec::new(),
+        detail: None,
+    };
+    let (_, m) = score(&suite(), &[], &[check(true), check(true), check(false)]);
+    assert_eq!(m.get(Metric::HallucinationRejection), Some(2.0 / 3.0));
+    let (_, m) = score(&suite(), &[], &[]);
+    assert_eq!(m.get(Metric::HallucinationRejection), None);
+}
+
+#[test]
+fn percentiles_are_nearest_rank() {
+    let v: Vec<f64> = (1..=100).map(f64::from).collect();
+    let p = Percentiles::of(&v);
+    assert_eq!(
+        (p.p50, p.p95, p.p99, p.max),
+        (Some(50.0), Some(95.0), Some(99.0), Some(100.0))
+    );
+    assert_eq!(p.mean, Some(50.5));
+    let one = Percentiles::of(&[7.0]);
+    assert_eq!((one.p50, one.p99), (Some(7.0), Some(7.0)));
+    let none = Percentiles::of(&[f64::NAN]);
+    assert_eq!((none.count, none.p50, none.mean), (0, None, None));
+    // Order does not matter.
+    assert_eq!(Percentiles::of(&[3.0, 1.0, 2.0]).p50, Some(2.0));
+}
+
+#[test]
+fn thresholds_are_inclusive_and_unmeasured_fails() {
+    let runs = vec![run("one", contract(true, vec![refund_claim()]), 1, 1)];
+    let (_, m) = score(&suite(), &runs, &[]);
+    let mut t = BTreeMap::new();
+    t.insert(
+        "answerable_rate".to_string(),
+        Bound {
+            min: Some(1.0),
+            max: None,
+        },
+    );
+    t.insert(
+        "claim_failure_rate".to_string(),
+        Bound {
+            min: None,
+            max: Some(0.0),
+        },
+    );
+    t.insert(
+        "unanswerable_precision".to_string(),
+        Bound {
+            min: Some(0.0),
+            max: None,
+        },
+    );
+    t.insert(
+        "latency_p95_ms".to_string(),
+        Bound {
+            min: None,
+            max: Some(99.0),
+        },
+    );
+    let r = check_thresholds(&t, &m);
+    let verdict: BTreeMap<&str, bool> = r.iter().map(|x| (x.metric.as_str(), x.passed)).collect();
+    assert!(verdict["answerable_rate"]);
+    assert!(verdict["claim_failure_rate"]);
+    // No unanswerable case ran: not measured, so the gate fails.
+    assert!(!verdict["unanswerable_precision"]);
+    assert!(!verdict["latency_p95_ms"]);
+}
+
+fn result(runs: Vec<CaseRun>) -> EvalResult {
+    let s = suite();
+    let (cases, metrics) = score(&s, &runs, &[]);
+    EvalResult {
+        format: RESULT_FORMAT.into(),
+        suite: s.name.clone(),
+        suite_path: "t.toml".into(),
+        provider: "local".into(),
+        model: Some("m".into()),
+        started_at: "2026-01-01T00:00:00Z".into(),
+        wall_s: 1.0,
+        repeat: 1,
+        settings: serde_json::json!({}),
+        metrics,
+        cases,
+        runs,
+        hallucination: Vec::new(),
+        thresholds: Vec::new(),
+        passed: true,
+    }
+}
+
+#[test]
+fn comparison_marks_direction_and_changed_cases() {
+    let old = result(vec![
+        run("one", refused(), 0, 0),
+        run("none", refused(), 0, 0),
+    ]);
+    let new = result(vec![
+        run("one", contract(true, vec![refund_claim()]), 1, 1),
+        run("none", contract(true, vec![label_claim()]), 1, 1),
+    ]);
+    let c = compare(&old, &new);
+    let get = |name: &str| c.metrics.iter().find(|d| d.metric == name).unwrap();
+    assert_eq!(get("answerable_rate").better, Some(true));
+    assert_eq!(get("unanswerable_precision").better, Some(false));
+    // Neither direction is better for the unanswerable rate.
+    assert_eq!(get("unanswerable_rate").better, None);
+    assert_eq!(get("latency_p95_ms").better, None);
+    let ids: Vec<&str> = c.cases.iter().map(|x| x.case_id.as_str()).collect();
+    // "two" ran in neither, so its pass rate did not change.
+    assert_eq!(ids, vec!["one", "none"]);
+    let text = summary::text(&new, Some(&c));
+    assert!(text.contains("WORSE"), "{text}");
+    assert!(text.contains("better"), "{text}");
+}
+
+#[test]
+fn result_files_round_trip() {
+    let r = result(vec![run("one", contract(true, vec![refund_claim()]), 1, 1)]);
+    let text = serde_json::to_string(&r).unwrap();
+    assert_eq!(EvalResult::from_json(&text).unwrap(), r);
+}
+
+#[test]
+fn the_report_escapes_hostile_text() {
+    let hostile = "<script>alert(1)</script><img src=x onerror=alert(2)>";
+    let s = Suite::from_toml(&SUITE.replace("Who is the CEO?", hostile)).unwrap();
+    let mut r = result(vec![run("none", refused(), 0, 0)]);
+    r.cases = score(&s, &r.runs, &[]).0;
+    r.provider = hostile.into();
+    r.runs[0].error = Some(hostile.into());
+    let html = report::html(&r, None);
+    assert!(!html.contains("<script"), "unescaped script");
+    assert!(!html.contains("<img"), "unescaped img");
+    assert!(html.contains("&lt;script&gt;"));
+    assert!(html.starts_with("<!doctype html>"));
+}
+
+#[test]
+fn the_sample_suite_matches_its_schema_and_bad_suites_do_not() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("schemas/eval-suite.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let text = std::fs::read_to_string(root.join("eval/sample.toml")).unwrap();
+    let sample: serde_json::Value = toml::from_str(&text).unwrap();
+    assert!(
+        validator.is_valid(&sample),
+        "{:?}",
+        validator.validate(&sample).err()
+    );
+    let suite = Suite::from_toml(&text).unwrap();
+    let counts = suite.counts();
+    assert_eq!(
+        (
+            counts[&groundcite_eval::CaseKind::Answerable],
+            counts[&groundcite_eval::CaseKind::MultiChunk],
+            counts[&groundcite_eval::CaseKind::Unanswerable]
+        ),
+        (10, 5, 5),
+        "the seed's 10 / 5 / 5"
+    );
+    // The same mistakes the reader refuses, the schema refuses.
+    for bad in [
+        SUITE.replace("[\"a#chunk-1\", \"b#chunk-1\"]", "[\"a#chunk-1\"]"),
+        SUITE.replace("kind = \"answerable\"", "kind = \"maybe\""),
+        SUITE.replace("id = \"one\"", "id = \"has space\""),
+        SUITE.replace("docs = \"d\"", "docs = \"d\"\nchunks = \"c\""),
+        SUITE.replace(
+            "name = \"t\"",
+            "name = \"t\"\n[thresholds]\nspeed = { min = 1 }",
+        ),
+    ] {
+        let v: serde_json::Value = toml::from_str(&bad).unwrap();
+        assert!(!validator.is_valid(&v), "schema accepted: {bad}");
+        assert!(Suite::from_toml(&bad).is_err(), "reader accepted: {bad}");
+    }
+}

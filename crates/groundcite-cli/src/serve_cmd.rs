@@ -7,11 +7,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use groundcite_core::MatchProfile;
-use groundcite_server::{ApiKeys, AppState, Limits, ServerConfig, Store, key_digest};
+use groundcite_ask::{AskSettings, DEFAULT_MIN_COVERAGE, DEFAULT_TOP_K, MAX_TOP_K};
+use groundcite_core::{ClaimPolicy, MatchProfile};
+use groundcite_index::{Index, IndexConfig};
+use groundcite_server::{ApiKeys, AppState, Corpus, Limits, ServerConfig, Store, key_digest};
+use serde_json::json;
 
 use crate::answer_cmd::{self, ProviderArgs, ProviderName};
-use crate::config;
+use crate::config::{self, FileConfig};
 use crate::input::BadInput;
 
 #[derive(Debug, clap::Args)]
@@ -49,6 +52,31 @@ pub struct ServeArgs {
     /// Default matching profile: `default` or `lenient`.
     #[arg(long = "match", value_name = "PROFILE", default_value = "default")]
     profile: MatchProfile,
+    /// Folder of Markdown and text documents that `POST /v1/ask` (and the
+    /// web page's Ask form) answers from (else `[ask] docs`); changed files
+    /// are indexed at start-up. Without it, /v1/ask answers 409 `no_corpus`.
+    #[arg(long, value_name = "DIR")]
+    docs: Option<String>,
+    /// Where the index of --docs lives (else `[ask] index`, else the
+    /// directory `groundcite ask` uses for that folder).
+    #[arg(long, value_name = "DIR")]
+    index: Option<String>,
+    /// Chunks /v1/ask retrieves by default (else `[ask] top_k`, else 3).
+    #[arg(long, value_name = "N")]
+    top_k: Option<usize>,
+    /// The relevance gate of /v1/ask: share (0 to 1) of the question's
+    /// weighted words the retrieved chunks must hold (default 0.5; 0 off).
+    #[arg(long, value_name = "SHARE")]
+    min_coverage: Option<f64>,
+    /// Base URL of the documents: a chunk's `source_url` is this URL + the
+    /// document's path (else `[ask] base_url`; none: `source_url` is null).
+    #[arg(long, value_name = "URL")]
+    source_base_url: Option<String>,
+    /// Claims whose quotes do not carry their quantities, for /v1/ask
+    /// requests that do not choose: `strict` drops them, `lenient` keeps
+    /// them with a warning.
+    #[arg(long = "claims", value_name = "POLICY", default_value = "strict")]
+    policy: ClaimPolicy,
     /// Largest request body in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body_bytes)]
     max_body_bytes: usize,
@@ -198,6 +226,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .map(|d| Duration::from_secs(u64::from(d) * 86_400));
     let mut cors_origins = args.cors_origins.clone();
     cors_origins.extend(file.serve.cors_origins.iter().cloned());
+    let corpus = open_corpus(&args, &file)?;
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     runtime.enable_all();
     if let Some(n) = args.workers {
@@ -213,6 +242,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             limits,
             backend,
             chat,
+            corpus,
             profile: args.profile,
             retention,
             cors_origins,
@@ -223,6 +253,59 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The corpus of `/v1/ask`, when `--docs` or `[ask] docs` names one: the
+/// index brought up to date (changed files only) before the socket opens.
+fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Corpus>> {
+    let Some(docs) = args.docs.clone().or_else(|| file.ask.docs.clone()) else {
+        return Ok(None);
+    };
+    let docs = PathBuf::from(docs);
+    if !docs.is_dir() {
+        return Err(
+            BadInput::new("--docs", format!("{} is not a directory", docs.display())).into(),
+        );
+    }
+    let top_k = args.top_k.or(file.ask.top_k).unwrap_or(DEFAULT_TOP_K);
+    if top_k == 0 || top_k > MAX_TOP_K {
+        return Err(BadInput::new("--top-k", format!("must be between 1 and {MAX_TOP_K}")).into());
+    }
+    let min_coverage = args.min_coverage.unwrap_or(DEFAULT_MIN_COVERAGE);
+    if !(0.0..=1.0).contains(&min_coverage) {
+        return Err(BadInput::new("--min-coverage", "must be between 0 and 1").into());
+    }
+    let index_dir = match args.index.clone().or_else(|| file.ask.index.clone()) {
+        Some(d) => PathBuf::from(d),
+        None => crate::ask_cmd::default_index_dir(&docs)?,
+    };
+    let mut index = Index::open_or_create(&index_dir)?;
+    let cfg = IndexConfig {
+        base_url: args
+            .source_base_url
+            .clone()
+            .or_else(|| file.ask.base_url.clone()),
+        ..IndexConfig::default()
+    };
+    // Prints what changed (stderr); the service logs the corpus size once serving.
+    crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, true)?;
+    let quotes = args
+        .p
+        .quotes
+        .clone()
+        .or_else(|| file.local.quotes.clone())
+        .unwrap_or_else(|| "verbatim".into());
+    Ok(Some(Corpus {
+        index: std::sync::Arc::new(index),
+        settings: AskSettings {
+            top_k,
+            min_coverage,
+            profile: args.profile,
+            policy: args.policy,
+            stream: false,
+        },
+        trace_options: json!({"quotes": quotes, "docs": docs.display().to_string()}),
+    }))
 }
 
 fn init_logging(format: LogFormat) {

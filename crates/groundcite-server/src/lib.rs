@@ -5,25 +5,31 @@
 //! ## Key types
 //! - [`ServerConfig`] and [`Limits`]: what the service accepts and how much.
 //! - [`AppState`]: the shared state (trace [`Store`], [`ApiKeys`],
-//!   [`Metrics`], the configured answer [`Backend`]).
+//!   [`Metrics`], the configured answer [`Backend`], the [`Corpus`] of
+//!   `/v1/ask`).
 //! - [`app`]: the axum [`Router`], testable without a socket.
 //! - [`serve`]: binds, warms up, and serves until SIGINT/SIGTERM.
 //! - [`ApiError`]: the one error shape, `{"error": {"code", "message"}}`.
 //!
 //! ## Endpoints
-//! `POST /v1/answer` (JSON, or SSE with `Accept: text/event-stream`),
+//! `POST /v1/ask` and `POST /v1/answer` (JSON, or SSE with
+//! `Accept: text/event-stream`), `GET /v1/info`,
 //! `POST /v1/verify`, `POST /v1/parse`, `POST /v1/convert`,
 //! `GET /v1/traces/{id}`, `POST /v1/traces/{id}/verify`,
 //! `POST /v1/chat/completions` (OpenAI-compatible, structured outputs),
-//! `GET /metrics`, `GET /healthz`, `GET /readyz`, `GET /openapi.json`.
+//! `GET /metrics`, `GET /healthz`, `GET /readyz`, `GET /openapi.json`;
+//! and the web app (public HTML shell and assets, embedded in the binary;
+//! its data comes from the API with the user's key): `GET /`,
+//! `GET /traces/{id}`, `GET /assets/{file}` (including
+//! `groundcite-render.js`, the contract renderer as an ES module).
 //!
 //! ## Guarantees
 //! - Every answer/verify/parse/convert response is sent only after its
 //!   trace is committed (a trace store that fails gives 503, not an
 //!   untraced answer). For a streamed answer, the final `done` event is
 //!   sent after the commit.
-//! - Every endpoint but health, readiness, metrics and the OpenAPI
-//!   document needs an API key; a tenant reads only its own traces.
+//! - Every endpoint but health, readiness, metrics, the OpenAPI
+//!   document and the web app's static files needs an API key; a tenant reads only its own traces.
 //! - The service keeps no state of its own: several replicas can share one
 //!   PostgreSQL store behind a load balancer.
 
@@ -39,7 +45,7 @@ pub use auth::{ApiKeys, Tenant, key_digest, validate_tenant};
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use routes::app;
-pub use state::{AppState, Limits, ServerConfig, serve};
+pub use state::{AppState, Corpus, Limits, ServerConfig, serve};
 
 pub use axum::Router;
 pub use groundcite_providers::Backend;

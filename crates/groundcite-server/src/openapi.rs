@@ -193,12 +193,37 @@ fn build() -> Value {
             "claims": common_props()["claims"]
         }
     }));
+    schemas.insert("AskRequest".into(), json!({
+        "type": "object", "additionalProperties": false, "required": ["question"],
+        "properties": {
+            "question": {"type": "string", "minLength": 1},
+            "stream": {"type": ["boolean", "null"], "description": "Server-sent events (same as Accept: text/event-stream)."},
+            "top_k": {"type": ["integer", "null"], "minimum": 1, "maximum": groundcite_ask::MAX_TOP_K,
+                      "description": "Chunks to retrieve; default: the service's (--top-k)."},
+            "trace_id": common_props()["trace_id"],
+            "match": common_props()["match"],
+            "claims": common_props()["claims"]
+        }
+    }));
+    schemas.insert("Info".into(), json!({
+        "type": "object", "required": ["version", "corpus", "provider", "match_profile"],
+        "properties": {
+            "version": {"type": "string"},
+            "tenant": {"type": ["string", "null"], "description": "The tenant of the key; null without authentication."},
+            "corpus": {"description": "The corpus of /v1/ask; null when none is configured.",
+                "oneOf": [{"type": "null"}, {"type": "object", "required": ["documents", "chunks", "top_k", "min_coverage"], "properties": {
+                    "documents": {"type": "integer", "minimum": 0}, "chunks": {"type": "integer", "minimum": 0},
+                    "top_k": {"type": "integer", "minimum": 1}, "min_coverage": {"type": "number"}}}]},
+            "provider": {"type": ["string", "null"], "description": "The answer provider of /v1/answer and /v1/ask; null when none."},
+            "match_profile": {"enum": ["default", "lenient"]}
+        }
+    }));
     schemas.insert("Error".into(), json!({
         "type": "object", "required": ["error"],
         "properties": {"error": {
             "type": "object", "required": ["code", "message"],
             "properties": {
-                "code": {"type": "string", "description": "Stable: unauthorized, malformed_json, invalid_request, limit_exceeded, body_too_large, too_many_chunks, unsupported_media_type, not_found, method_not_allowed, duplicate_trace_id, no_citations, not_configured, overloaded, timeout, trace_store_unavailable, provider_error, provider_timeout, provider_rejected_request, trace_not_verifiable, cancelled, internal."},
+                "code": {"type": "string", "description": "Stable: unauthorized, malformed_json, invalid_request, limit_exceeded, body_too_large, too_many_chunks, unsupported_media_type, not_found, method_not_allowed, duplicate_trace_id, no_citations, not_configured, no_corpus, overloaded, timeout, trace_store_unavailable, provider_error, provider_timeout, provider_rejected_request, trace_not_verifiable, cancelled, internal."},
                 "message": {"type": "string"},
                 "path": {"type": "string", "description": "The JSON path of the offending value."},
                 "trace_id": {"type": "string"}
@@ -238,7 +263,15 @@ fn build() -> Value {
         "headers": {"X-Trace-Id": {"schema": {"type": "string"}}},
         "content": {
             "application/json": {"schema": r("Contract")},
-            "text/event-stream": {"schema": {"type": "string"}}
+            // One event (as SSE clients and schemathesis read the stream):
+            // its name and its JSON data as text.
+            "text/event-stream": {"schema": {
+                "type": "object", "required": ["event", "data"],
+                "properties": {
+                    "event": {"enum": ["claim", "claim_dropped", "done", "error"]},
+                    "data": {"type": "string", "description": "JSON: {index, claim}, {index, warnings}, the contract, or an Error."}
+                }
+            }}
         }
     });
     let conflict = error("A trace with this trace_id exists already.");
@@ -251,6 +284,12 @@ fn build() -> Value {
         ),
         ("504", error("The provider timed out.")),
     ];
+    let mut ask_errors = provider_errors.clone();
+    ask_errors.retain(|(code, _)| *code != "409");
+    ask_errors.push((
+        "409",
+        error("No corpus is configured (code no_corpus: start the service with --docs), or a trace with this trace_id exists already."),
+    ));
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -270,7 +309,12 @@ fn build() -> Value {
             "/v1/convert": {"post": operation("Convert and verify provider-native citations (Anthropic, Bedrock).",
                 Some(json_body(r("ConvertRequest"))), contract_ok(), &[("409", conflict.clone())])},
             "/v1/answer": {"post": operation("Generate with the configured provider, verify, and trace.",
-                Some(json_body(r("AnswerRequest"))), sse_ok, &provider_errors)},
+                Some(json_body(r("AnswerRequest"))), sse_ok.clone(), &provider_errors)},
+            "/v1/ask": {"post": operation(
+                "Answer from the service's own corpus: retrieve (BM25), relevance gate (unanswerable without the model when the documents do not cover the question), generate, verify, trace (kind `ask`).",
+                Some(json_body(r("AskRequest"))), sse_ok, &ask_errors)},
+            "/v1/info": {"get": operation("What this deployment serves: the corpus of /v1/ask, the answer provider, the key's tenant.", None,
+                json!({"description": "The deployment's capabilities.", "content": {"application/json": {"schema": r("Info")}}}), &[])},
             "/v1/traces/{trace_id}": {"get": with_params(operation("A stored trace of this tenant.", None,
                     json!({"description": "The trace.", "content": {"application/json": {"schema": r("TraceRecord")}}}),
                     &[("404", error("No such trace for this tenant."))]), &trace_param)},

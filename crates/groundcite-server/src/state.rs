@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::http::StatusCode;
+use groundcite_ask::AskSettings;
 use groundcite_core::MatchProfile;
+use groundcite_index::Index;
 use groundcite_providers::{Backend, Generator};
 use groundcite_store::{Store, StoreError, TraceRecord};
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -60,6 +62,20 @@ impl Default for Limits {
     }
 }
 
+/// The document corpus behind `POST /v1/ask`: an opened index (searched
+/// concurrently, never updated while serving) and how to ask it.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// The index, shared by every request.
+    pub index: Arc<Index>,
+    /// Top-k, relevance gate, matching profile and claim policy defaults
+    /// (a request may change top-k, profile and policy).
+    pub settings: AskSettings,
+    /// Merged into each ask trace's `options` (e.g. the docs folder and the
+    /// quote mode), so a trace says what it was asked against.
+    pub trace_options: serde_json::Value,
+}
+
 /// Everything the service is started with.
 #[derive(Debug)]
 pub struct ServerConfig {
@@ -74,6 +90,8 @@ pub struct ServerConfig {
     /// The generator behind `/v1/chat/completions` (the embedded model),
     /// if one is configured.
     pub chat: Option<Arc<dyn Generator>>,
+    /// The corpus `/v1/ask` searches; `None` answers 409 `no_corpus`.
+    pub corpus: Option<Corpus>,
     /// The default matching profile for requests that do not choose one.
     pub profile: MatchProfile,
     /// Delete traces older than this (checked hourly); `None` keeps them.
@@ -94,6 +112,7 @@ pub(crate) struct Inner {
     pub metrics: Metrics,
     pub backend: Option<Backend>,
     pub chat: Option<Arc<dyn Generator>>,
+    pub corpus: Option<Corpus>,
     pub profile: MatchProfile,
     pub cors_origins: Vec<String>,
     pub ready: AtomicBool,
@@ -119,6 +138,7 @@ impl AppState {
             metrics: Metrics::new(),
             backend: config.backend,
             chat: config.chat,
+            corpus: config.corpus,
             profile: config.profile,
             cors_origins: config.cors_origins,
             ready: AtomicBool::new(false),
@@ -232,6 +252,15 @@ pub async fn serve(addr: SocketAddr, state: AppState, warmup: bool) -> std::io::
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     tracing::info!(addr = %local, store = state.store().redacted_url(), "listening");
+    if let Some(corpus) = &state.0.corpus {
+        let stats = corpus.index.stats();
+        tracing::info!(
+            index = %corpus.index.dir().display(),
+            documents = stats.documents,
+            chunks = stats.chunks,
+            "corpus ready for /v1/ask"
+        );
+    }
     let ready_state = state.clone();
     tokio::spawn(async move {
         if warmup && let Some(backend) = &ready_state.0.backend {

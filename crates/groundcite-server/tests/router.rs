@@ -13,7 +13,7 @@ use groundcite_providers::{
     Backend, BoxFuture, ErrorKind, FinishReason, Generation, GenerationRequest, GenerationStream,
     Generator, Mode, Output, ProviderError, Timings, Usage,
 };
-use groundcite_server::{ApiKeys, AppState, Limits, ServerConfig, Store, app};
+use groundcite_server::{ApiKeys, AppState, Corpus, Limits, ServerConfig, Store, app};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -134,6 +134,14 @@ fn answer() -> Value {
 }
 
 async fn state_with(script: Option<Script>, limits: Limits) -> (AppState, Option<Arc<Scripted>>) {
+    state_full(script, limits, None).await
+}
+
+async fn state_full(
+    script: Option<Script>,
+    limits: Limits,
+    corpus: Option<Corpus>,
+) -> (AppState, Option<Arc<Scripted>>) {
     let store = Store::open("sqlite::memory:").await.expect("store");
     let scripted = script.map(|s| {
         Arc::new(Scripted {
@@ -153,6 +161,7 @@ async fn state_with(script: Option<Script>, limits: Limits) -> (AppState, Option
         limits,
         backend,
         chat: None,
+        corpus,
         profile: Default::default(),
         retention: None,
         cors_origins: Vec::new(),
@@ -307,6 +316,7 @@ async fn every_protected_endpoint_needs_a_valid_key() {
         "/v1/parse",
         "/v1/convert",
         "/v1/answer",
+        "/v1/ask",
         "/v1/chat/completions",
         "/v1/traces/x/verify",
     ] {
@@ -319,7 +329,17 @@ async fn every_protected_endpoint_needs_a_valid_key() {
     }
     let r = send(&s, get("/v1/traces/abc", None)).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
-    for path in ["/healthz", "/readyz", "/metrics", "/openapi.json"] {
+    let r = send(&s, get("/v1/info", None)).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    for path in [
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.json",
+        "/",
+        "/traces/abc",
+        "/assets/groundcite-render.js",
+    ] {
         assert_eq!(
             send(&s, get(path, None)).await.status,
             StatusCode::OK,
@@ -782,6 +802,8 @@ async fn the_openapi_document_covers_every_route() {
     let paths = doc["paths"].as_object().expect("paths");
     for p in [
         "/v1/answer",
+        "/v1/ask",
+        "/v1/info",
         "/v1/verify",
         "/v1/parse",
         "/v1/convert",
@@ -859,4 +881,274 @@ async fn warm_up_sends_the_exact_schema_and_tolerates_an_output_failure() {
     assert!(groundcite_providers::pipeline::warm_up(&b).await.is_ok());
     let (b, _) = backend(Script::Fail(ErrorKind::Connection));
     assert!(groundcite_providers::pipeline::warm_up(&b).await.is_err());
+}
+
+/// A corpus of two plain-text documents, indexed into `dir`.
+fn corpus(dir: &std::path::Path) -> Corpus {
+    let docs = dir.join("docs");
+    std::fs::create_dir_all(&docs).expect("docs dir");
+    std::fs::write(
+        docs.join("refunds.txt"),
+        "Refunds are available within 30 days of purchase.\n",
+    )
+    .expect("write");
+    std::fs::write(
+        docs.join("shipping.txt"),
+        "Standard shipping takes 3 to 5 business days.\n",
+    )
+    .expect("write");
+    let mut index = groundcite_index::Index::open_or_create(&dir.join("index")).expect("index");
+    index
+        .update(
+            &docs,
+            &groundcite_index::IndexConfig::default(),
+            &mut |_| {},
+        )
+        .expect("indexed");
+    Corpus {
+        index: Arc::new(index),
+        settings: groundcite_ask::AskSettings::default(),
+        trace_options: json!({"docs": "test-docs"}),
+    }
+}
+
+fn ask_answer() -> String {
+    json!({"answerable": true, "claims": [
+        {"text": "Refunds are available within 30 days of purchase.",
+         "citations": [{"chunk_id": "refunds.txt#chunk-1", "quote": "Refunds are available within 30 days of purchase."}]},
+        {"text": "Refunds are instant.",
+         "citations": [{"chunk_id": "refunds.txt#chunk-1", "quote": "Refunds are instant."}]}
+    ]})
+    .to_string()
+}
+
+#[tokio::test]
+async fn ask_without_a_corpus_is_a_clear_client_error() {
+    let (s, _) = state_with(Some(Script::Answer(ask_answer())), Limits::default()).await;
+    let r = send(
+        &s,
+        post("/v1/ask", Some(KEY_A), &json!({"question": "Refunds?"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert_eq!(r.code(), "no_corpus");
+    // Streaming asks get the same JSON error, not an event stream.
+    let r = send(
+        &s,
+        post(
+            "/v1/ask",
+            Some(KEY_A),
+            &json!({"question": "Refunds?", "stream": true}),
+        ),
+    )
+    .await;
+    assert_eq!(r.code(), "no_corpus");
+    let info = send(&s, get("/v1/info", Some(KEY_A))).await;
+    assert_eq!(info.status, StatusCode::OK);
+    assert_eq!(info.json()["corpus"], Value::Null);
+    assert_eq!(info.json()["tenant"], "acme");
+    assert_eq!(info.json()["provider"], "scripted");
+}
+
+#[tokio::test]
+async fn ask_retrieves_generates_verifies_and_traces() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (s, g) = state_full(
+        Some(Script::Answer(ask_answer())),
+        Limits::default(),
+        Some(corpus(dir.path())),
+    )
+    .await;
+    let info = send(&s, get("/v1/info", Some(KEY_A))).await.json();
+    assert_eq!(info["corpus"]["documents"], 2);
+    let question = "Are refunds available within 30 days of purchase?";
+    let r = send(
+        &s,
+        post("/v1/ask", Some(KEY_A), &json!({"question": question})),
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let c = r.json();
+    assert_eq!(c["answerable"], true);
+    assert_eq!(c["claims"].as_array().map(Vec::len), Some(1));
+    assert_eq!(c["sources"][0]["chunk_id"], "refunds.txt#chunk-1");
+    assert_eq!(g.as_ref().map(|g| g.calls.load(Ordering::SeqCst)), Some(1));
+    let id = c["trace_id"].as_str().expect("trace id").to_string();
+    assert_eq!(r.headers["x-trace-id"], id.as_str());
+    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
+        .await
+        .json();
+    assert_eq!(t["kind"], "ask");
+    assert_eq!(t["tenant"], "acme");
+    assert_eq!(t["question"], question);
+    assert_eq!(t["raw_output"], ask_answer());
+    assert_eq!(t["contract"], c);
+    assert_eq!(t["options"]["gate_passed"], true);
+    assert_eq!(t["options"]["docs"], "test-docs");
+    assert!(t["timings"]["total_ms"].is_number(), "{t}");
+    assert!(
+        t["chunks"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|c| c["chunk_id"] == "refunds.txt#chunk-1"))
+    );
+    assert_eq!(
+        send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_B)))
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let rv = send(
+        &s,
+        post(&format!("/v1/traces/{id}/verify"), Some(KEY_A), &json!({})),
+    )
+    .await
+    .json();
+    assert_eq!(rv["same"], true, "{rv}");
+    let m = String::from_utf8(send(&s, get("/metrics", None)).await.body).expect("utf-8");
+    assert!(
+        m.contains(r#"groundcite_generations_total{model="scripted-1",provider="scripted"} 1"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"groundcite_claims_failed_total{model="scripted-1",provider="scripted"} 1"#),
+        "{m}"
+    );
+}
+
+#[tokio::test]
+async fn ask_gates_questions_the_documents_cannot_answer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (s, g) = state_full(
+        Some(Script::Answer(ask_answer())),
+        Limits::default(),
+        Some(corpus(dir.path())),
+    )
+    .await;
+    let r = send(
+        &s,
+        post(
+            "/v1/ask",
+            Some(KEY_A),
+            &json!({"question": "What are the opening hours of your store in Tokyo?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let c = r.json();
+    assert_eq!(c["answerable"], false);
+    assert_eq!(c["refusal"]["code"], "R1");
+    assert_eq!(g.as_ref().map(|g| g.calls.load(Ordering::SeqCst)), Some(0));
+    let id = c["trace_id"].as_str().expect("id");
+    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
+        .await
+        .json();
+    assert_eq!(t["provider"], "none");
+    assert_eq!(t["options"]["gate_passed"], false);
+    let m = String::from_utf8(send(&s, get("/metrics", None)).await.body).expect("utf-8");
+    assert!(m.contains("groundcite_unanswerable_total"), "{m}");
+}
+
+#[tokio::test]
+async fn a_streamed_ask_sends_each_claim_then_the_stored_contract() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (s, _) = state_full(
+        Some(Script::Answer(ask_answer())),
+        Limits::default(),
+        Some(corpus(dir.path())),
+    )
+    .await;
+    let body =
+        json!({"question": "Are refunds available within 30 days of purchase?", "stream": true});
+    let r = send(&s, post("/v1/ask", Some(KEY_A), &body)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.headers[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap_or("")
+            .starts_with("text/event-stream")
+    );
+    let events = sse_events(&r.body);
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(names, ["claim", "claim_dropped", "done"], "{events:?}");
+    let done = &events[2].1;
+    assert_eq!(events[0].1["claim"], done["claims"][0]);
+    let id = r.headers["x-trace-id"].to_str().expect("id").to_string();
+    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
+        .await
+        .json();
+    assert_eq!(&t["contract"], done);
+    assert_eq!(t["options"]["stream"], true);
+}
+
+#[tokio::test]
+async fn ask_refuses_bad_requests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (s, _) = state_full(None, Limits::default(), Some(corpus(dir.path()))).await;
+    for (body, path) in [
+        (json!({"question": "Refunds?", "top_k": 0}), "top_k"),
+        (json!({"question": "Refunds?", "top_k": 51}), "top_k"),
+        (json!({"question": "  "}), "question"),
+        (json!({"question": "Refunds?", "chunks": []}), "chunks"),
+        (
+            json!({"question": "Refunds?", "trace_id": "a b"}),
+            "trace_id",
+        ),
+    ] {
+        let r = send(&s, post("/v1/ask", Some(KEY_A), &body)).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(r.json()["error"]["path"], path, "{body}");
+    }
+    // A question that passes the gate with no model configured.
+    let r = send(
+        &s,
+        post(
+            "/v1/ask",
+            Some(KEY_A),
+            &json!({"question": "Are refunds available within 30 days of purchase?"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.code(), "not_configured");
+}
+
+#[tokio::test]
+async fn the_web_app_is_served_from_the_binary_with_a_strict_policy() {
+    let s = state().await;
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/traces/0190-abc", "text/html"),
+        ("/assets/groundcite-render.js", "text/javascript"),
+        ("/assets/app.js", "text/javascript"),
+        ("/assets/trace.js", "text/javascript"),
+        ("/assets/api.js", "text/javascript"),
+        ("/assets/style.css", "text/css"),
+    ] {
+        let r = send(&s, get(path, None)).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}");
+        assert!(
+            r.headers[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap_or("")
+                .starts_with(kind),
+            "{path}"
+        );
+        let csp = r.headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap_or("");
+        assert!(csp.contains("script-src 'self'"), "{path}: {csp}");
+        assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(r.headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    }
+    let page = String::from_utf8(send(&s, get("/", None)).await.body).expect("utf-8");
+    // No CDN: every script and stylesheet comes from this origin.
+    assert!(!page.contains("http://") && !page.contains("https://"));
+    let missing = send(&s, get("/assets/../Cargo.toml", None)).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    let missing = send(&s, get("/assets/nope.js", None)).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
 }

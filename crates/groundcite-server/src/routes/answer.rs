@@ -117,12 +117,12 @@ pub(crate) async fn answer(
     Ok(super::with_trace_header(sse.into_response(), &trace_id))
 }
 
-fn event(name: &str, data: &Value) -> Event {
+pub(crate) fn event(name: &str, data: &Value) -> Event {
     Event::default().event(name).data(data.to_string())
 }
 
 /// The body of a JSON response, for the `done` event.
-async fn response_json(response: Response) -> Option<Value> {
+pub(crate) async fn response_json(response: Response) -> Option<Value> {
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
         .ok()?;
@@ -297,7 +297,7 @@ impl Job {
 }
 
 /// Claims the model produced: kept plus those that failed verification.
-fn claims_in(a: &Answered) -> usize {
+pub(crate) fn claims_in(a: &Answered) -> usize {
     a.contract.claims.len()
         + a.contract
             .warnings
@@ -322,7 +322,7 @@ fn fill(record: &mut TraceRecord, a: &Answered, started: Instant) -> Result<(), 
     Ok(())
 }
 
-fn ms(started: Instant) -> f64 {
+pub(crate) fn ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 

@@ -1,10 +1,12 @@
 //! The router and its middleware.
 
 mod answer;
+mod ask;
 mod chat;
 mod ops;
 mod traces;
 mod verify;
+mod web;
 
 use std::time::Instant;
 
@@ -29,6 +31,8 @@ pub(crate) struct RequestId(pub String);
 /// The service's router (no socket: tests drive it with `tower::ServiceExt`).
 pub fn app(state: AppState) -> Router {
     let protected = Router::new()
+        .route("/v1/ask", post(ask::ask))
+        .route("/v1/info", get(web::info))
         .route("/v1/answer", post(answer::answer))
         .route("/v1/verify", post(verify::verify))
         .route("/v1/parse", post(verify::parse))
@@ -42,7 +46,12 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
-        .route("/openapi.json", get(ops::openapi));
+        .route("/openapi.json", get(ops::openapi))
+        // The web app's shell and assets are public: they hold no data; the
+        // page fetches everything from /v1 with the user's key.
+        .route("/", get(web::index))
+        .route("/traces/{trace_id}", get(web::trace_page))
+        .route("/assets/{file}", get(web::asset));
     let mut router = protected
         .merge(public)
         .fallback(not_found)

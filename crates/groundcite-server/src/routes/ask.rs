@@ -1,0 +1,308 @@
+//! `POST /v1/ask`: the whole pipeline over the service's own corpus
+//! (`groundcite_ask`): retrieve, relevance gate, generate, verify, trace;
+//! as one JSON contract or as server-sent events, exactly like
+//! `/v1/answer` (`claim`, `claim_dropped`, then `done` or `error`).
+//!
+//! Without a corpus (`groundcite serve` started without `--docs`) it answers
+//! 409 `no_corpus`: a client error about this deployment, not a 5xx that
+//! would page someone.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::time::Instant;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use groundcite_ask::{AskError, AskSettings, MAX_TOP_K};
+use groundcite_core::{ClaimOutcome, ClaimPolicy, MatchProfile, Provenance};
+use groundcite_providers::pipeline::AnswerError;
+use groundcite_store::TraceRecord;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+
+use super::answer::{claims_in, event, ms, provider_failure, response_json};
+use super::{Who, check_text, now_rfc3339, trace_id};
+use crate::auth::Tenant;
+use crate::error::ApiError;
+use crate::extract::ApiJson;
+use crate::state::{AppState, Corpus};
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct AskRequest {
+    question: String,
+    /// Stream events (same as `Accept: text/event-stream`).
+    stream: Option<bool>,
+    /// Chunks to retrieve (default: the service's).
+    top_k: Option<usize>,
+    trace_id: Option<String>,
+    #[serde(rename = "match")]
+    profile: Option<MatchProfile>,
+    claims: Option<ClaimPolicy>,
+    #[serde(flatten)]
+    unknown: BTreeMap<String, IgnoredAny>,
+}
+
+/// 409 `no_corpus`.
+pub(crate) fn no_corpus() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "no_corpus",
+        "this service has no document corpus: start `groundcite serve` with --docs DIR (or [ask] docs) to ask questions; /v1/answer, /v1/verify and /v1/parse take chunks in the request",
+    )
+}
+
+/// One question, owned (a streamed answer runs in its own task).
+struct Job {
+    state: AppState,
+    corpus: Corpus,
+    tenant: Tenant,
+    question: String,
+    settings: AskSettings,
+    provenance: Provenance,
+    started: Instant,
+}
+
+pub(crate) async fn ask(
+    State(state): State<AppState>,
+    (tenant, request_id): Who,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<AskRequest>,
+) -> Result<Response, ApiError> {
+    let wants_sse = body.stream.unwrap_or(false)
+        || headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("text/event-stream"));
+    let job = prepare(&state, tenant.0, &request_id, body, wants_sse)?;
+    let Ok(permit) = state.0.generations.clone().try_acquire_owned() else {
+        return Err(ApiError::overloaded(
+            "every generation slot is busy; retry shortly",
+            2,
+        ));
+    };
+    let trace_id = job.provenance.trace_id.clone();
+    if !wants_sse {
+        let response = job.run(&mut |_, _| true).await;
+        drop(permit);
+        return response.map(|r| super::with_trace_header(r, &trace_id));
+    }
+    let (tx, rx) = mpsc::unbounded_channel::<Event>();
+    tokio::spawn(async move {
+        let _permit = permit;
+        let events = tx.clone();
+        let mut on_claim = move |index: usize, outcome: &ClaimOutcome| {
+            let event = match outcome {
+                ClaimOutcome::Kept(c) => event("claim", &json!({"index": index, "claim": c})),
+                ClaimOutcome::Dropped(w) => {
+                    event("claim_dropped", &json!({"index": index, "warnings": w}))
+                }
+            };
+            events.send(event).is_ok()
+        };
+        tokio::select! {
+            // The client went away: dropping the job cancels the generation.
+            () = tx.closed() => {}
+            done = job.run(&mut on_claim) => {
+                let last = match done {
+                    Ok(response) => match response_json(response).await {
+                        Some(contract) => event("done", &contract),
+                        None => event("error", &ApiError::internal("unreadable contract").body()),
+                    },
+                    Err(e) => event("error", &e.body()),
+                };
+                let _ = tx.send(last);
+            }
+        }
+    });
+    let stream =
+        tokio_stream::StreamExt::map(UnboundedReceiverStream::new(rx), Ok::<_, Infallible>);
+    let sse = Sse::new(stream).keep_alive(KeepAlive::default());
+    Ok(super::with_trace_header(sse.into_response(), &trace_id))
+}
+
+fn prepare(
+    state: &AppState,
+    tenant: Tenant,
+    request_id: &super::RequestId,
+    body: AskRequest,
+    stream: bool,
+) -> Result<Job, ApiError> {
+    if let Some(field) = body.unknown.keys().next() {
+        return Err(ApiError::invalid(
+            format!("unknown field {field:?}"),
+            Some(field.clone()),
+        ));
+    }
+    if body.question.trim().is_empty() {
+        return Err(ApiError::invalid(
+            "the question is empty",
+            Some("question".into()),
+        ));
+    }
+    check_text(&body.question, "question", &state.0.limits)?;
+    if let Some(k) = body.top_k
+        && (k == 0 || k > MAX_TOP_K)
+    {
+        return Err(ApiError::invalid(
+            format!("top_k must be 1 to {MAX_TOP_K}"),
+            Some("top_k".into()),
+        ));
+    }
+    let trace_id = trace_id(body.trace_id, request_id)?;
+    let Some(corpus) = state.0.corpus.clone() else {
+        return Err(no_corpus());
+    };
+    let mut settings = corpus.settings;
+    settings.top_k = body.top_k.unwrap_or(settings.top_k);
+    settings.profile = body.profile.unwrap_or(settings.profile);
+    settings.policy = body.claims.unwrap_or(settings.policy);
+    settings.stream = stream;
+    settings
+        .validate()
+        .map_err(|m| ApiError::invalid(m, Some("top_k".into())))?;
+    Ok(Job {
+        state: state.clone(),
+        corpus,
+        tenant,
+        provenance: Provenance {
+            trace_id,
+            created_at: now_rfc3339(),
+            question: Some(body.question.clone()),
+            model: None,
+        },
+        question: body.question,
+        settings,
+        started: Instant::now(),
+    })
+}
+
+impl Job {
+    /// Retrieves, generates, verifies, commits the trace, and returns the
+    /// response.
+    async fn run(
+        self,
+        on_claim: &mut (dyn FnMut(usize, &ClaimOutcome) -> bool + Send),
+    ) -> Result<Response, ApiError> {
+        let trace_id = self.provenance.trace_id.clone();
+        // Searching reads the index from disk (memory-mapped): off the
+        // async workers.
+        let index = self.corpus.index.clone();
+        let (question, settings) = (self.question.clone(), self.settings);
+        let retrieval = tokio::task::spawn_blocking(move || {
+            groundcite_ask::retrieve(&index, &question, &settings)
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|e| ApiError::internal(e).with_trace_id(&trace_id))?;
+        // Kept for the trace of a failed generation (`answer` consumes it).
+        let chunks = retrieval.chunks.clone();
+        let backend = self.state.0.backend.as_ref();
+        let result = groundcite_ask::answer(
+            retrieval,
+            backend,
+            &self.question,
+            &self.settings,
+            self.provenance.clone(),
+            on_claim,
+        )
+        .await;
+        let metrics = self.state.metrics();
+        let tenant = self.tenant.name().map(str::to_string);
+        match result {
+            Ok(asked) => {
+                let model = asked.answered.as_ref().and_then(|a| a.model.clone());
+                let claims = match &asked.answered {
+                    Some(a) => {
+                        metrics.generation(
+                            &asked.provider,
+                            a.model.as_deref(),
+                            a.generate_time,
+                            a.is_schema_parsing_error(),
+                        );
+                        claims_in(a)
+                    }
+                    None => 0,
+                };
+                let mut record = asked.trace_record(
+                    &trace_id,
+                    "ask",
+                    &self.question,
+                    &self.settings,
+                    self.options(),
+                );
+                record.tenant = tenant;
+                if let Some(t) = record.timings.as_object_mut() {
+                    t.insert("total_ms".into(), json!(ms(self.started)));
+                }
+                self.state
+                    .commit(record)
+                    .await
+                    .map_err(|e| e.with_trace_id(&trace_id))?;
+                metrics.contract(&asked.provider, model.as_deref(), claims, &asked.contract);
+                Ok(Json(asked.contract).into_response())
+            }
+            Err(AskError::Answer(AnswerError::Cancelled)) => Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "cancelled",
+                "the client went away",
+            )),
+            Err(AskError::Answer(AnswerError::Provider { error, raw_output })) => {
+                let provider = backend.map_or("none", |b| b.generator().provider());
+                metrics.generation(
+                    provider,
+                    error.model(),
+                    self.started.elapsed(),
+                    error.is_schema_parsing_error(),
+                );
+                let mut record = TraceRecord::new(&trace_id, "ask");
+                record.tenant = tenant;
+                record.question = Some(self.question.clone());
+                record.chunks =
+                    serde_json::to_value(chunks.chunks()).map_err(ApiError::internal)?;
+                record.provider = Some(provider.to_string());
+                record.raw_output = raw_output;
+                record.model = error.model().map(str::to_string);
+                record.provider_request_id = error.request_id().map(str::to_string);
+                record.error = Some(error.summary());
+                record.options = self.options();
+                record.timings = json!({"total_ms": ms(self.started)});
+                self.state
+                    .commit(record)
+                    .await
+                    .map_err(|e| e.with_trace_id(&trace_id))?;
+                Err(provider_failure(&error).with_trace_id(&trace_id))
+            }
+            Err(AskError::NoBackend) => Err(ApiError::new(
+                StatusCode::NOT_IMPLEMENTED,
+                "not_configured",
+                "this service has no answer provider configured (start it without --no-model)",
+            )
+            .with_trace_id(&trace_id)),
+            Err(AskError::Settings(m)) => Err(ApiError::invalid(m, None)),
+            Err(e @ (AskError::Index(_) | AskError::Chunks(_))) => {
+                Err(ApiError::internal(e).with_trace_id(&trace_id))
+            }
+        }
+    }
+
+    /// The trace's options beyond what `groundcite_ask` records.
+    fn options(&self) -> serde_json::Value {
+        let mut o = json!({
+            "match": self.settings.profile,
+            "claims": self.settings.policy,
+            "stream": self.settings.stream,
+        });
+        if let (Some(o), serde_json::Value::Object(extra)) =
+            (o.as_object_mut(), self.corpus.trace_options.clone())
+        {
+            o.extend(extra);
+        }
+        o
+    }
+}

@@ -65,21 +65,48 @@ pub(crate) async fn answer(
     headers: HeaderMap,
     ApiJson(body): ApiJson<AnswerRequest>,
 ) -> Result<Response, ApiError> {
-    let wants_sse = body.stream.unwrap_or(false)
+    let sse = wants_sse(body.stream, &headers);
+    let job = prepare(&state, tenant.0, &request_id, body, sse)?;
+    let trace_id = job.provenance.trace_id.clone();
+    respond(&state, trace_id, sse, move |on_claim| job.run(on_claim)).await
+}
+
+/// Streams verified claims to the client (`claim`, `claim_dropped`); return
+/// `false` to stop (the client went away).
+pub(crate) type OnClaim = Box<dyn FnMut(usize, &ClaimOutcome) -> bool + Send>;
+
+/// Whether the client asked for server-sent events (`"stream": true` or
+/// `Accept: text/event-stream`).
+pub(crate) fn wants_sse(stream: Option<bool>, headers: &HeaderMap) -> bool {
+    stream.unwrap_or(false)
         || headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|a| a.contains("text/event-stream"));
-    let job = prepare(&state, tenant.0, &request_id, body, wants_sse)?;
+            .is_some_and(|a| a.contains("text/event-stream"))
+}
+
+/// Runs one generation job (`/v1/answer`, `/v1/ask`) in a generation slot
+/// (503 when none is free): as one JSON response, or as server-sent events
+/// — a `claim` / `claim_dropped` event per verified claim, then `done` with
+/// the contract (sent after the trace is committed) or `error`. A client
+/// that disconnects drops the job, which cancels the generation.
+pub(crate) async fn respond<Fut>(
+    state: &AppState,
+    trace_id: String,
+    sse: bool,
+    run: impl FnOnce(OnClaim) -> Fut + Send + 'static,
+) -> Result<Response, ApiError>
+where
+    Fut: Future<Output = Result<Response, ApiError>> + Send + 'static,
+{
     let Ok(permit) = state.0.generations.clone().try_acquire_owned() else {
         return Err(ApiError::overloaded(
             "every generation slot is busy; retry shortly",
             2,
         ));
     };
-    let trace_id = job.provenance.trace_id.clone();
-    if !wants_sse {
-        let response = job.run(&mut |_, _| true).await;
+    if !sse {
+        let response = run(Box::new(|_, _| true)).await;
         drop(permit);
         return response.map(|r| super::with_trace_header(r, &trace_id));
     }
@@ -87,7 +114,7 @@ pub(crate) async fn answer(
     tokio::spawn(async move {
         let _permit = permit;
         let events = tx.clone();
-        let mut on_claim = move |index: usize, outcome: &ClaimOutcome| {
+        let on_claim: OnClaim = Box::new(move |index: usize, outcome: &ClaimOutcome| {
             let event = match outcome {
                 ClaimOutcome::Kept(c) => event("claim", &json!({"index": index, "claim": c})),
                 ClaimOutcome::Dropped(w) => {
@@ -95,11 +122,11 @@ pub(crate) async fn answer(
                 }
             };
             events.send(event).is_ok()
-        };
+        });
         tokio::select! {
             // The client went away: dropping the job cancels the generation.
             () = tx.closed() => {}
-            done = job.run(&mut on_claim) => {
+            done = run(on_claim) => {
                 let last = match done {
                     Ok(response) => match response_json(response).await {
                         Some(contract) => event("done", &contract),
@@ -207,10 +234,7 @@ fn prepare(
 
 impl Job {
     /// Generates, verifies, commits the trace, and returns the response.
-    async fn run(
-        self,
-        on_claim: &mut (dyn FnMut(usize, &ClaimOutcome) -> bool + Send),
-    ) -> Result<Response, ApiError> {
+    async fn run(self, mut on_claim: OnClaim) -> Result<Response, ApiError> {
         let provider = self.backend.generator().provider();
         let trace_id = self.provenance.trace_id.clone();
         let result = pipeline::answer(
@@ -219,7 +243,7 @@ impl Job {
             &self.chunks,
             self.settings,
             self.provenance.clone(),
-            on_claim,
+            &mut *on_claim,
         )
         .await;
         let mut record = self.record()?;

@@ -8,25 +8,21 @@
 //! would page someone.
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use groundcite_ask::{AskError, AskSettings, MAX_TOP_K};
-use groundcite_core::{ClaimOutcome, ClaimPolicy, MatchProfile, Provenance};
+use groundcite_core::{ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::AnswerError;
 use groundcite_store::TraceRecord;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use super::answer::{claims_in, event, ms, provider_failure, response_json};
+use super::answer::{OnClaim, claims_in, ms, provider_failure, respond, wants_sse};
 use super::{Who, check_text, now_rfc3339, trace_id};
 use crate::auth::Tenant;
 use crate::error::ApiError;
@@ -74,56 +70,10 @@ pub(crate) async fn ask(
     headers: HeaderMap,
     ApiJson(body): ApiJson<AskRequest>,
 ) -> Result<Response, ApiError> {
-    let wants_sse = body.stream.unwrap_or(false)
-        || headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|a| a.contains("text/event-stream"));
-    let job = prepare(&state, tenant.0, &request_id, body, wants_sse)?;
-    let Ok(permit) = state.0.generations.clone().try_acquire_owned() else {
-        return Err(ApiError::overloaded(
-            "every generation slot is busy; retry shortly",
-            2,
-        ));
-    };
+    let sse = wants_sse(body.stream, &headers);
+    let job = prepare(&state, tenant.0, &request_id, body, sse)?;
     let trace_id = job.provenance.trace_id.clone();
-    if !wants_sse {
-        let response = job.run(&mut |_, _| true).await;
-        drop(permit);
-        return response.map(|r| super::with_trace_header(r, &trace_id));
-    }
-    let (tx, rx) = mpsc::unbounded_channel::<Event>();
-    tokio::spawn(async move {
-        let _permit = permit;
-        let events = tx.clone();
-        let mut on_claim = move |index: usize, outcome: &ClaimOutcome| {
-            let event = match outcome {
-                ClaimOutcome::Kept(c) => event("claim", &json!({"index": index, "claim": c})),
-                ClaimOutcome::Dropped(w) => {
-                    event("claim_dropped", &json!({"index": index, "warnings": w}))
-                }
-            };
-            events.send(event).is_ok()
-        };
-        tokio::select! {
-            // The client went away: dropping the job cancels the generation.
-            () = tx.closed() => {}
-            done = job.run(&mut on_claim) => {
-                let last = match done {
-                    Ok(response) => match response_json(response).await {
-                        Some(contract) => event("done", &contract),
-                        None => event("error", &ApiError::internal("unreadable contract").body()),
-                    },
-                    Err(e) => event("error", &e.body()),
-                };
-                let _ = tx.send(last);
-            }
-        }
-    });
-    let stream =
-        tokio_stream::StreamExt::map(UnboundedReceiverStream::new(rx), Ok::<_, Infallible>);
-    let sse = Sse::new(stream).keep_alive(KeepAlive::default());
-    Ok(super::with_trace_header(sse.into_response(), &trace_id))
+    respond(&state, trace_id, sse, move |on_claim| job.run(on_claim)).await
 }
 
 fn prepare(
@@ -185,10 +135,7 @@ fn prepare(
 impl Job {
     /// Retrieves, generates, verifies, commits the trace, and returns the
     /// response.
-    async fn run(
-        self,
-        on_claim: &mut (dyn FnMut(usize, &ClaimOutcome) -> bool + Send),
-    ) -> Result<Response, ApiError> {
+    async fn run(self, mut on_claim: OnClaim) -> Result<Response, ApiError> {
         let trace_id = self.provenance.trace_id.clone();
         // Searching reads the index from disk (memory-mapped): off the
         // async workers.
@@ -209,7 +156,7 @@ impl Job {
             &self.question,
             &self.settings,
             self.provenance.clone(),
-            on_claim,
+            &mut *on_claim,
         )
         .await;
         let metrics = self.state.metrics();

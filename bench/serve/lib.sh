@@ -28,6 +28,15 @@
 #                     bench/out/<name>-), e.g. bench/out/serve_load-wrk.log
 #   PAYLOAD_LINE      use this line (1-based) of the workload instead of the
 #                     automatically picked typical one
+#   DISTINCT=N        send the first N requests of the workload in turn
+#                     instead of one request again and again (each has its
+#                     own 20 chunks, so the
+#                     store that keeps each chunk once sees them again
+#                     after N requests)
+#   UNIQUE=1          send the one request with a fresh number appended to
+#                     every chunk's content each time: no chunk is ever seen
+#                     twice, the worst case for a store that keeps each
+#                     chunk once (quotes still match: they are substrings)
 #
 # The API key is random per run, never printed; the groundcite key file
 # format is in gc_write_keys_file (adapt it there).
@@ -115,6 +124,23 @@ with open(dst, "wb") as f:
 print(f"==> payload: line {i} of {src}: {len(raw)} bytes, {len(req['chunks'])} chunks, "
       f"{len(req['answer']['claims'])} claims", file=sys.stderr)
 PY
+  GC_BODIES= GC_TEMPLATE=
+  if [ "${UNIQUE:-0}" = 1 ]; then
+    GC_TEMPLATE=$GC_TMP/template.json
+    python3 - "$GC_PAYLOAD" "$GC_TEMPLATE" <<'PY'
+import json, sys
+req = json.load(open(sys.argv[1], "rb"))
+for c in req["chunks"]:
+    c["content"] += " #~SEQ~"
+open(sys.argv[2], "w").write(json.dumps(req, ensure_ascii=False))
+PY
+    gc_log "every request's chunks made unique (a number appended to each)"
+  fi
+  if (( ${DISTINCT:-0} > 0 )); then
+    GC_BODIES=$GC_TMP/payloads.jsonl
+    head -n "$DISTINCT" "$workload" > "$GC_BODIES"
+    gc_log "rotating through $(wc -l < "$GC_BODIES") distinct requests of $workload"
+  fi
 }
 
 # wrk script: POST the payload with the bearer key; counts non-2xx responses
@@ -137,9 +163,56 @@ if pause > 0 then
   function delay() return pause end
 end
 
+-- WRK_BODIES_FILE (one JSON body per line): each connection sends them in
+-- turn, starting at a different line per thread.
+local bodies_file = os.getenv("WRK_BODIES_FILE") or ""
+if bodies_file ~= "" then
+  bodies = {}
+  for line in io.lines(bodies_file) do
+    if #line > 0 then table.insert(bodies, line) end
+  end
+  assert(#bodies > 0, "no bodies in " .. bodies_file)
+  next_body = 0
+  function request()
+    next_body = next_body % #bodies + 1
+    return wrk.format(nil, nil, nil, bodies[next_body])
+  end
+end
+
+-- WRK_TEMPLATE_FILE: the body with "~SEQ~" where a number unique to this
+-- request goes (every chunk's content ends with one).
+local template_file = os.getenv("WRK_TEMPLATE_FILE") or ""
+if template_file ~= "" then
+  local t = assert(io.open(template_file, "rb"))
+  local text = t:read("*a")
+  t:close()
+  pieces = {}
+  local from = 1
+  while true do
+    local i, j = string.find(text, "~SEQ~", from, true)
+    if not i then break end
+    table.insert(pieces, string.sub(text, from, i - 1))
+    from = j + 1
+  end
+  table.insert(pieces, string.sub(text, from))
+  sent = 0
+  function request()
+    sent = sent + 1
+    return wrk.format(nil, nil, nil, table.concat(pieces, thread_tag .. "-" .. sent))
+  end
+end
+
 local threads = {}
-function setup(thread) table.insert(threads, thread) end
-function init(args) non2xx = 0 end
+local thread_count = 0
+function setup(thread)
+  thread_count = thread_count + 1
+  thread:set("thread_tag", tostring(thread_count) .. "-" .. tostring(os.time()))
+  table.insert(threads, thread)
+end
+function init(args)
+  non2xx = 0
+  if bodies then next_body = math.random(#bodies) end
+end
 function response(status, headers, body)
   if status < 200 or status > 299 then non2xx = non2xx + 1 end
 end
@@ -161,7 +234,8 @@ LUA
 gc_wrk_run() {
   local url=$1 c=$2 secs=$3 threads
   threads=$(( c < ${WRK_THREADS:-2} ? c : ${WRK_THREADS:-2} ))
-  WRK_BODY_FILE=$GC_PAYLOAD WRK_API_KEY=$GC_API_KEY \
+  WRK_BODY_FILE=$GC_PAYLOAD WRK_BODIES_FILE=${GC_BODIES:-} WRK_TEMPLATE_FILE=${GC_TEMPLATE:-} \
+    WRK_API_KEY=$GC_API_KEY \
     wrk -t "$threads" -c "$c" -d "${secs}s" --timeout "${WRK_TIMEOUT:-10}s" --latency \
       -s "$GC_WRK_LUA" "$url/v1/verify" 2>&1
 }

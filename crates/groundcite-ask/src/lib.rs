@@ -25,7 +25,7 @@ use groundcite_core::{
 use groundcite_index::{Coverage, Index, IndexError};
 use groundcite_providers::pipeline::{self, AnswerError, AnswerSettings, Answered, Backend};
 use groundcite_providers::{GenerationRequest, ProviderError};
-use groundcite_store::TraceRecord;
+use groundcite_store::{TraceChunks, TraceRecord};
 use serde_json::{Value, json};
 
 /// Default number of chunks retrieved.
@@ -274,8 +274,8 @@ impl Asked {
     ) -> TraceRecord {
         let mut record = TraceRecord::new(trace_id, kind);
         record.question = Some(question.to_string());
-        record.chunks = serde_json::to_value(self.retrieval.chunks.chunks())
-            .unwrap_or_else(|_| Value::Array(Vec::new()));
+        // Serializing a chunk (strings and numbers) cannot fail.
+        record.chunks = TraceChunks::from_items(self.retrieval.chunks.chunks()).unwrap_or_default();
         if let Some(request) = &self.request {
             record.prompt = Some(json!({"system": request.system, "user": request.user}));
             record.schema_hash = request

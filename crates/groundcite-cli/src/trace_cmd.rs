@@ -145,7 +145,7 @@ fn write_summary(out: &mut impl Write, r: &TraceRecord) -> anyhow::Result<()> {
         r.provider.as_deref().unwrap_or("-"),
         r.model.as_deref().unwrap_or("")
     )?;
-    let n = r.chunks.as_array().map_or(0, Vec::len);
+    let n = r.chunks.len();
     writeln!(out, "chunks    {n}")?;
     writeln!(out, "timings   {}", r.timings)?;
     if !r.warnings.is_empty() {

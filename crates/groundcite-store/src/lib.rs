@@ -12,6 +12,7 @@
 //! - [`Store`]: opened from a URL ([`Store::open`]); `insert`, `get`,
 //!   `list_recent`, `purge_older_than`.
 //! - [`TraceRecord`]: one trace; [`TraceSummary`]: one line of a listing.
+//! - [`TraceChunks`]: a trace's chunks, each kept as its JSON text.
 //! - [`StoreError`]: every failure, never carrying a database password
 //!   ([`redact_url`] is how URLs are shown).
 //!
@@ -71,6 +72,7 @@
 //! #     .expect("demo");
 //! ```
 
+mod chunks;
 mod error;
 mod migrate;
 mod record;
@@ -78,6 +80,7 @@ mod reverify;
 mod store;
 mod url;
 
+pub use chunks::TraceChunks;
 pub use error::StoreError;
 pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, validate_trace_id};
 pub use reverify::{Reverified, reverify};

@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::chunks::TraceChunks;
 use crate::error::StoreError;
 
 /// One recorded request: everything needed to show what happened and to
@@ -26,8 +27,8 @@ pub struct TraceRecord {
     pub kind: String,
     /// The user's question, if there was one.
     pub question: Option<String>,
-    /// The chunks as given to the prompt (a JSON array).
-    pub chunks: Value,
+    /// The chunks as given to the prompt, each as its JSON text.
+    pub chunks: TraceChunks,
     /// The prompt sent to the model (system and user messages).
     pub prompt: Option<Value>,
     /// Hash of the strict output schema the model was held to.
@@ -66,7 +67,7 @@ impl TraceRecord {
             tenant: None,
             kind: kind.into(),
             question: None,
-            chunks: Value::Array(Vec::new()),
+            chunks: TraceChunks::new(),
             prompt: None,
             schema_hash: None,
             raw_output: None,
@@ -195,7 +196,7 @@ impl<'a> Columns<'a> {
             tenant: record.tenant.as_deref(),
             kind: &record.kind,
             question: record.question.as_deref().map(str::as_bytes),
-            chunks: json(&record.chunks),
+            chunks: record.chunks.to_json_text(),
             prompt: record.prompt.as_ref().map(json),
             schema_hash: record.schema_hash.as_deref(),
             raw_output: record.raw_output.as_deref().map(str::as_bytes),
@@ -284,7 +285,7 @@ impl StoredRow {
         Ok(TraceRecord {
             created_at: timestamp(id, self.created_at_ms)?,
             question: text(id, "question", self.question)?,
-            chunks: json(id, "chunks", &self.chunks)?,
+            chunks: TraceChunks::from_raw(json(id, "chunks", &self.chunks)?),
             prompt: opt_json("prompt", self.prompt)?,
             raw_output: text(id, "raw_output", self.raw_output)?,
             contract: opt_json("contract", self.contract)?,

@@ -38,7 +38,9 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
         .transpose()
         .map_err(|e| format!("the trace's claim policy: {e}"))?
         .unwrap_or(ClaimPolicy::Strict);
-    let chunks: Vec<Chunk> = serde_json::from_value(record.chunks.clone())
+    let chunks: Vec<Chunk> = record
+        .chunks
+        .parse()
         .map_err(|e| format!("the trace's chunks: {e}"))?;
     let chunks = ChunkSet::new(chunks).map_err(|e| format!("the trace's chunks: {e}"))?;
     let stored = record.contract.as_ref();

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use groundcite_store::{Store, StoreError, TraceRecord};
+use groundcite_store::{Store, StoreError, TraceChunks, TraceRecord};
 use jiff::Timestamp;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
@@ -13,6 +13,10 @@ fn new_id() -> String {
 
 fn at_ms(ms: i64) -> Timestamp {
     Timestamp::from_millisecond(ms).expect("timestamp in range")
+}
+
+fn chunks(value: Value) -> TraceChunks {
+    TraceChunks::from_value(&value).expect("a JSON array")
 }
 
 /// About `bytes` bytes of deterministic text from all over Unicode (ASCII,
@@ -43,10 +47,10 @@ fn full_record(tenant: &str) -> TraceRecord {
     record.created_at = at_ms(1_760_000_000_123);
     record.tenant = Some(tenant.to_owned());
     record.question = Some("Wie setze ich mein Passwort zurück? 🔑 «ça va» 日本語".into());
-    record.chunks = json!([
+    record.chunks = chunks(json!([
         {"id": "kb-1", "title": "Passwörter", "content": "Öffnen Sie „Einstellungen“ → Sicherheit.\n\tZeile 2"},
         {"id": "kb-2", "content": "中文内容 with \"quotes\" and \\ backslashes", "score": 0.8125, "n": -3}
-    ]);
+    ]));
     record.prompt = Some(json!([
         {"role": "system", "content": "Answer only from the sources."},
         {"role": "user", "content": "Question: …"}
@@ -100,7 +104,7 @@ async fn check_roundtrip(store: &Store) {
     let mut nul = TraceRecord::new(new_id(), "verify");
     nul.question = Some("a\0b".into());
     nul.raw_output = Some("\0{\"answerable\": true}\0".into());
-    nul.chunks = json!([{"content": "x\u{0}y"}]);
+    nul.chunks = chunks(json!([{"content": "x\u{0}y"}]));
     store.insert(&nul).await.expect("insert NUL");
     assert_eq!(
         store.get(&nul.trace_id, None).await.expect("get"),

@@ -46,10 +46,8 @@ impl Tmp {
     pub fn new(name: &str) -> Tmp {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "groundcite-cli-{}-{n}-{name}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("groundcite-cli-{}-{n}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         Tmp(dir)
     }

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use groundcite_core::{Chunk, ChunkSet, ClaimOutcome, ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::{self, AnswerError, AnswerSettings, Answered};
 use groundcite_providers::{Backend, GenerationRequest, ProviderError};
-use groundcite_store::TraceRecord;
+use groundcite_store::{TraceChunks, TraceRecord};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
@@ -300,7 +300,7 @@ impl Job {
         let mut r = TraceRecord::new(&self.provenance.trace_id, "answer");
         r.tenant = self.tenant.name().map(str::to_string);
         r.question = self.provenance.question.clone();
-        r.chunks = serde_json::to_value(self.chunks.chunks()).map_err(ApiError::internal)?;
+        r.chunks = TraceChunks::from_items(self.chunks.chunks()).map_err(ApiError::internal)?;
         r.prompt = Some(json!({"system": self.request.system, "user": self.request.user}));
         r.schema_hash = self.request.schema.as_ref().map(|s| {
             format!(

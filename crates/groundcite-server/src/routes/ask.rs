@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use groundcite_ask::{AskError, AskSettings, MAX_TOP_K};
 use groundcite_core::{ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::AnswerError;
-use groundcite_store::TraceRecord;
+use groundcite_store::{TraceChunks, TraceRecord};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
@@ -211,7 +211,7 @@ impl Job {
                 record.tenant = tenant;
                 record.question = Some(self.question.clone());
                 record.chunks =
-                    serde_json::to_value(chunks.chunks()).map_err(ApiError::internal)?;
+                    TraceChunks::from_items(chunks.chunks()).map_err(ApiError::internal)?;
                 record.provider = Some(provider.to_string());
                 record.raw_output = raw_output;
                 record.model = error.model().map(str::to_string);

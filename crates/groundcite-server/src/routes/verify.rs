@@ -9,7 +9,7 @@ use groundcite_core::{
     Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, prose,
     verify_with,
 };
-use groundcite_store::TraceRecord;
+use groundcite_store::{TraceChunks, TraceRecord};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -85,7 +85,8 @@ impl Verified<'_> {
         let mut record = TraceRecord::new(&contract.trace_id, self.kind);
         record.tenant = self.tenant.name().map(str::to_string);
         record.question = contract.question.clone();
-        record.chunks = serde_json::to_value(self.chunks.chunks()).map_err(ApiError::internal)?;
+        record.chunks =
+            TraceChunks::from_items(self.chunks.chunks()).map_err(ApiError::internal)?;
         record.raw_output = self.raw_output;
         record.model = contract.model.clone();
         record.provider = Some(self.provider.to_string());

@@ -1,4 +1,5 @@
-//! [`TraceChunks`]: a trace's chunks as JSON texts.
+//! [`TraceChunks`]: a trace's chunks as JSON texts, and the references
+//! by which a trace row points at chunks stored in chunk packs.
 
 use std::fmt;
 
@@ -6,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
 
 /// The chunks a request was answered from, in order: each chunk's JSON text
 /// as it was serialized once, never re-encoded by the store.
@@ -75,27 +77,12 @@ impl TraceChunks {
     }
 
     /// Each chunk's JSON text, in order.
-    pub fn texts(&self) -> impl ExactSizeIterator<Item = &str> {
+    pub fn texts(&self) -> impl ExactSizeIterator<Item = &str> + Clone {
         self.0.iter().map(|raw| raw.get())
     }
 
     pub(crate) fn from_raw(raw: Vec<Box<RawValue>>) -> Self {
         TraceChunks(raw)
-    }
-
-    /// The JSON array text of all chunks (what the `chunks` column holds).
-    pub(crate) fn to_json_text(&self) -> String {
-        let len: usize = self.texts().map(|t| t.len() + 1).sum();
-        let mut out = String::with_capacity(len + 2);
-        out.push('[');
-        for (i, text) in self.texts().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(text);
-        }
-        out.push(']');
-        out
     }
 }
 
@@ -123,6 +110,78 @@ impl<'de> Deserialize<'de> for TraceChunks {
     }
 }
 
+/// The JSON array of `texts` (each a JSON text).
+pub(crate) fn json_array<'a>(texts: impl Iterator<Item = &'a str> + Clone) -> String {
+    let len: usize = texts.clone().map(|t| t.len() + 1).sum();
+    let mut out = String::with_capacity(len + 2);
+    out.push('[');
+    for (i, text) in texts.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(text);
+    }
+    out.push(']');
+    out
+}
+
+/// Bytes of a chunk's hash: SHA-256 of its JSON text.
+pub(crate) const HASH_LEN: usize = 32;
+
+/// The hash of a chunk text. Cryptographic because it decides which stored
+/// chunk a trace reads back: a collision must not be craftable.
+pub(crate) fn chunk_hash(text: &str) -> [u8; HASH_LEN] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// Where one chunk of a trace is stored: element `index` of the JSON array
+/// in pack `pack_id`, whose text must hash to `hash` (checked on read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ChunkRef {
+    pub pack_id: i64,
+    pub index: u32,
+    pub hash: [u8; HASH_LEN],
+}
+
+impl ChunkRef {
+    /// Bytes of one encoded reference: pack ID, index, hash (big-endian).
+    pub const LEN: usize = 8 + 4 + HASH_LEN;
+
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.pack_id.to_be_bytes());
+        out.extend_from_slice(&self.index.to_be_bytes());
+        out.extend_from_slice(&self.hash);
+    }
+
+    /// Decodes a `chunk_refs` column; `None` if its length is not a
+    /// multiple of [`ChunkRef::LEN`].
+    pub fn decode_all(bytes: &[u8]) -> Option<Vec<ChunkRef>> {
+        let exact = bytes.chunks_exact(Self::LEN);
+        if !exact.remainder().is_empty() {
+            return None;
+        }
+        Some(
+            exact
+                .map(|b| {
+                    let (id, rest) = b.split_at(8);
+                    let (index, hash) = rest.split_at(4);
+                    let mut pack_id = [0; 8];
+                    pack_id.copy_from_slice(id);
+                    let mut idx = [0; 4];
+                    idx.copy_from_slice(index);
+                    let mut h = [0; HASH_LEN];
+                    h.copy_from_slice(hash);
+                    ChunkRef {
+                        pack_id: i64::from_be_bytes(pack_id),
+                        index: u32::from_be_bytes(idx),
+                        hash: h,
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,8 +195,8 @@ mod tests {
         assert_eq!(chunks.to_value(), value);
         let text = serde_json::to_string(&chunks).unwrap_or_default();
         assert_eq!(text, value.to_string());
-        assert_eq!(chunks.to_json_text(), text);
-        assert_eq!(TraceChunks::new().to_json_text(), "[]");
+        assert_eq!(json_array(chunks.texts()), text);
+        assert_eq!(json_array(std::iter::empty()), "[]");
         let back: TraceChunks = serde_json::from_str(&text).unwrap_or_default();
         assert_eq!(back, chunks);
         assert_eq!(format!("{chunks:?}").matches("chunk_id").count(), 1);
@@ -165,5 +224,30 @@ mod tests {
             .unwrap_or_default();
         let err = chunks.parse::<Chunk>().err().unwrap_or_default();
         assert!(err.starts_with("chunk 1: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn chunk_refs_round_trip_and_reject_odd_lengths() {
+        let refs = [
+            ChunkRef {
+                pack_id: 1,
+                index: 0,
+                hash: chunk_hash("\"a\""),
+            },
+            ChunkRef {
+                pack_id: i64::MAX,
+                index: u32::MAX,
+                hash: chunk_hash("\"b\""),
+            },
+        ];
+        let mut bytes = Vec::new();
+        for r in &refs {
+            r.encode_into(&mut bytes);
+        }
+        assert_eq!(bytes.len(), 2 * ChunkRef::LEN);
+        assert_eq!(ChunkRef::decode_all(&bytes), Some(refs.to_vec()));
+        assert_eq!(ChunkRef::decode_all(&bytes[1..]), None);
+        assert_eq!(ChunkRef::decode_all(&[]), Some(Vec::new()));
+        assert_ne!(chunk_hash("\"a\""), chunk_hash("\"b\""));
     }
 }

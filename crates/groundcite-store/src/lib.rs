@@ -28,9 +28,25 @@
 //!
 //! # Schema
 //!
-//! One table, `groundcite_traces`, plus `groundcite_schema_migrations`
-//! (prefixed so they can share a PostgreSQL database with other
-//! applications). `created_at` is an integer of milliseconds since the Unix
+//! Two tables, `groundcite_traces` and `groundcite_chunk_packs`, plus
+//! `groundcite_schema_migrations` (prefixed so they can share a PostgreSQL
+//! database with other applications).
+//!
+//! Chunks are not stored in the trace row. Retrievers return the same
+//! chunks again and again, and chunks were ~90% of a trace's bytes (a 53 KB
+//! request of 20 chunks against a ~5 KB contract). A trace's chunks that
+//! this process stored within the last hour are referenced where they are;
+//! the rest go into one new pack row (a JSON array of chunk texts). The
+//! trace keeps, per chunk in order, the pack, the index in it and the
+//! SHA-256 of the text, checked on every read. Packs are only appended (no
+//! random-keyed index: an earlier design keyed each chunk by its hash and
+//! wrote ~3x the pages when chunks never repeat), and the reuse cache is
+//! per process, so replicas may each store a chunk once. A pack carries
+//! `last_used_ms`; [`Store::purge_older_than`] deletes those no kept trace
+//! can use. Rows written before packs keep their chunks in the `chunks`
+//! column and read back the same.
+//!
+//! `created_at` is an integer of milliseconds since the Unix
 //! epoch, indexed alone and with `tenant`. JSON fields are stored as their
 //! serialized text (TEXT in both backends rather than JSONB, so key order
 //! and number spelling come back exactly; cast to `jsonb` to query them in

@@ -21,17 +21,31 @@ struct Migration {
     sql: &'static str,
 }
 
-const SQLITE: &[Migration] = &[Migration {
-    version: 1,
-    name: "create_traces",
-    sql: include_str!("../migrations/sqlite/0001_create_traces.sql"),
-}];
+const SQLITE: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "create_traces",
+        sql: include_str!("../migrations/sqlite/0001_create_traces.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "chunk_packs",
+        sql: include_str!("../migrations/sqlite/0002_chunk_packs.sql"),
+    },
+];
 
-const POSTGRES: &[Migration] = &[Migration {
-    version: 1,
-    name: "create_traces",
-    sql: include_str!("../migrations/postgres/0001_create_traces.sql"),
-}];
+const POSTGRES: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "create_traces",
+        sql: include_str!("../migrations/postgres/0001_create_traces.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "chunk_packs",
+        sql: include_str!("../migrations/postgres/0002_chunk_packs.sql"),
+    },
+];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS groundcite_schema_migrations (\
      version BIGINT NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)";

@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chunks::TraceChunks;
+use crate::chunks::{ChunkRef, HASH_LEN, TraceChunks, chunk_hash};
 use crate::error::StoreError;
 
 /// One recorded request: everything needed to show what happened and to
@@ -137,14 +137,16 @@ pub fn validate_trace_id(trace_id: &str) -> Result<(), StoreError> {
 /// both backends, so key order and number spelling come back exactly);
 /// `question` and `raw_output` are stored as the bytes of their UTF-8
 /// (BLOB / BYTEA), so any string round-trips, NUL included, which a
-/// PostgreSQL TEXT column would reject.
+/// PostgreSQL TEXT column would reject. Chunks are not in the row: the
+/// store puts them in chunk packs and fills `chunk_refs` (the `chunks`
+/// column stays empty; it holds the chunks of rows from before packs).
 pub(crate) struct Columns<'a> {
     pub trace_id: &'a str,
     pub created_at_ms: i64,
     pub tenant: Option<&'a str>,
     pub kind: &'a str,
     pub question: Option<&'a [u8]>,
-    pub chunks: String,
+    pub chunks: &'static str,
     pub prompt: Option<String>,
     pub schema_hash: Option<&'a str>,
     pub raw_output: Option<&'a [u8]>,
@@ -157,6 +159,13 @@ pub(crate) struct Columns<'a> {
     pub timings: String,
     pub error: Option<String>,
     pub answerable: Option<bool>,
+    /// Encoded [`ChunkRef`]s, one per chunk in order; filled by the store.
+    pub chunk_refs: Vec<u8>,
+    /// Each chunk's text and hash, in order.
+    pub chunk_texts: Vec<(&'a str, [u8; HASH_LEN])>,
+    /// Until when the packs this record uses must be kept: the later of
+    /// now and `created_at`, in milliseconds.
+    pub keep_ms: i64,
 }
 
 /// Rejects NUL in a text column (PostgreSQL cannot store it; rejected on
@@ -196,7 +205,7 @@ impl<'a> Columns<'a> {
             tenant: record.tenant.as_deref(),
             kind: &record.kind,
             question: record.question.as_deref().map(str::as_bytes),
-            chunks: record.chunks.to_json_text(),
+            chunks: "",
             prompt: record.prompt.as_ref().map(json),
             schema_hash: record.schema_hash.as_deref(),
             raw_output: record.raw_output.as_deref().map(str::as_bytes),
@@ -209,6 +218,12 @@ impl<'a> Columns<'a> {
             timings: json(&record.timings),
             error: record.error.as_ref().map(json),
             answerable: record.answerable(),
+            chunk_refs: Vec::with_capacity(record.chunks.len() * ChunkRef::LEN),
+            chunk_texts: record.chunks.texts().map(|t| (t, chunk_hash(t))).collect(),
+            keep_ms: record
+                .created_at
+                .as_millisecond()
+                .max(Timestamp::now().as_millisecond()),
         })
     }
 }
@@ -221,6 +236,7 @@ pub(crate) struct StoredRow {
     pub kind: String,
     pub question: Option<Vec<u8>>,
     pub chunks: String,
+    pub chunk_refs: Option<Vec<u8>>,
     pub prompt: Option<String>,
     pub schema_hash: Option<String>,
     pub raw_output: Option<Vec<u8>>,
@@ -276,16 +292,37 @@ fn json<T: serde::de::DeserializeOwned>(
 }
 
 impl StoredRow {
-    /// Decodes the row back into the record that was inserted.
-    pub(crate) fn decode(self) -> Result<TraceRecord, StoreError> {
+    /// Where the row's chunks are stored, in order; `None` for a row from
+    /// before chunk packs (its chunks are in the `chunks` column).
+    pub(crate) fn chunk_refs(&self) -> Result<Option<Vec<ChunkRef>>, StoreError> {
+        let Some(bytes) = &self.chunk_refs else {
+            return Ok(None);
+        };
+        ChunkRef::decode_all(bytes).map(Some).ok_or_else(|| {
+            corrupt(
+                &self.trace_id,
+                "chunk_refs",
+                format_args!("{} bytes, not a multiple of {}", bytes.len(), ChunkRef::LEN),
+            )
+        })
+    }
+
+    /// Decodes the row back into the record that was inserted; `chunks`
+    /// are the row's chunks read from their packs, or `None` to read them
+    /// from the `chunks` column.
+    pub(crate) fn decode(self, chunks: Option<TraceChunks>) -> Result<TraceRecord, StoreError> {
         let id = self.trace_id.as_str();
+        let chunks = match chunks {
+            Some(chunks) => chunks,
+            None => TraceChunks::from_raw(json(id, "chunks", &self.chunks)?),
+        };
         let opt_json = |column: &str, s: Option<String>| -> Result<Option<Value>, StoreError> {
             s.map(|s| json(id, column, &s)).transpose()
         };
         Ok(TraceRecord {
             created_at: timestamp(id, self.created_at_ms)?,
             question: text(id, "question", self.question)?,
-            chunks: TraceChunks::from_raw(json(id, "chunks", &self.chunks)?),
+            chunks,
             prompt: opt_json("prompt", self.prompt)?,
             raw_output: text(id, "raw_output", self.raw_output)?,
             contract: opt_json("contract", self.contract)?,

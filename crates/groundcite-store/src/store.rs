@@ -1,7 +1,9 @@
 //! [`Store`]: one async API over a SQLite or PostgreSQL pool.
 
-use std::fmt;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -9,6 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, PgConnection, PgPool, Row, SqlitePool};
 
+use crate::chunks::{ChunkRef, HASH_LEN, TraceChunks, json_array};
 use crate::error::StoreError;
 use crate::migrate;
 use crate::record::{Columns, StoredRow, SummaryRow, TraceRecord, TraceSummary, validate_trace_id};
@@ -24,6 +27,18 @@ const SQLITE_MAX_CONNECTIONS: u32 = 8;
 const POSTGRES_MAX_CONNECTIONS: u32 = 10;
 /// How long an operation waits for a free pooled connection.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A chunk this process stored is referenced again, instead of stored
+/// again, for this long after the time its pack is kept until.
+const PACK_REUSE_MS: i64 = 3_600_000;
+/// [`Store::purge_older_than`] deletes packs not needed for this long
+/// before its cutoff: the reuse window, and as much again for clock skew
+/// between replicas.
+const PACK_GRACE_MS: i64 = 2 * PACK_REUSE_MS;
+/// Most chunks the reuse cache remembers (about 100 bytes each); when full
+/// it starts over.
+const PACK_CACHE_MAX: usize = 100_000;
+/// Pack IDs per `SELECT` (far below both backends' parameter limits).
+const IDS_PER_STATEMENT: usize = 256;
 
 /// The durable trace store: a SQLite file (the embedded default), a private
 /// in-memory SQLite database (tests), or a PostgreSQL database shared by
@@ -38,7 +53,30 @@ pub struct Store {
     pool: Pool,
     /// The URL as given, password redacted.
     url: String,
+    /// The chunks this process stored recently, by hash (see
+    /// [`Store::insert_many`]).
+    packs: Arc<Mutex<PackCache>>,
 }
+
+/// Where a chunk this process stored lives, and until when its pack is
+/// kept (the pack's `last_used_ms`).
+#[derive(Debug, Clone, Copy)]
+struct Cached {
+    pack_id: i64,
+    index: u32,
+    kept_until_ms: i64,
+}
+
+impl Cached {
+    /// Whether a trace that needs its chunks kept until `keep_ms` may
+    /// reference this copy: the pack must be kept at least until
+    /// `keep_ms - PACK_REUSE_MS`, which is what the purge relies on.
+    fn usable_until(&self, keep_ms: i64) -> bool {
+        self.kept_until_ms >= keep_ms.saturating_sub(PACK_REUSE_MS)
+    }
+}
+
+type PackCache = HashMap<[u8; HASH_LEN], Cached>;
 
 #[derive(Clone)]
 enum Pool {
@@ -63,7 +101,7 @@ macro_rules! record_columns {
     () => {
         "trace_id, created_at_ms, tenant, kind, question, chunks, prompt, schema_hash, \
          raw_output, contract, warnings, provider, model, provider_request_id, options, \
-         timings, error"
+         timings, error, chunk_refs"
     };
 }
 macro_rules! summary_columns {
@@ -73,20 +111,17 @@ macro_rules! summary_columns {
 }
 
 // `$n` placeholders work in both backends (sqlx maps them for SQLite).
-const INSERT: &str = concat!(
-    "INSERT INTO groundcite_traces (",
-    record_columns!(),
-    ", answerable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-     $16, $17, $18)"
-);
-/// The batch form: a taken ID inserts nothing (0 rows) instead of aborting
-/// the transaction the other records share.
+
+/// A taken ID inserts nothing (0 rows) instead of aborting the transaction
+/// the other records of a batch share.
 const INSERT_OR_SKIP: &str = concat!(
     "INSERT INTO groundcite_traces (",
     record_columns!(),
     ", answerable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-     $16, $17, $18) ON CONFLICT (trace_id) DO NOTHING"
+     $16, $17, $18, $19) ON CONFLICT (trace_id) DO NOTHING"
 );
+const INSERT_PACK: &str = "INSERT INTO groundcite_chunk_packs (body, last_used_ms) VALUES ($1, $2) \
+     RETURNING pack_id";
 const GET_ANY: &str = concat!(
     "SELECT ",
     record_columns!(),
@@ -109,8 +144,23 @@ const LIST_TENANT: &str = concat!(
      LIMIT $2"
 );
 const PURGE: &str = "DELETE FROM groundcite_traces WHERE created_at_ms < $1";
+const PURGE_PACKS: &str = "DELETE FROM groundcite_chunk_packs WHERE last_used_ms < $1";
+const EXISTS: &str = "SELECT 1 FROM groundcite_traces WHERE trace_id = $1";
 
-/// Binds [`Columns`] in `INSERT` order; expanded once per backend.
+/// `SELECT` of the packs whose ID is one of `n` parameters.
+fn select_packs_sql(n: usize) -> String {
+    let mut sql =
+        String::from("SELECT pack_id, body FROM groundcite_chunk_packs WHERE pack_id IN (");
+    for i in 1..=n {
+        let sep = if i == 1 { "" } else { ", " };
+        let _ = write!(sql, "{sep}${i}");
+    }
+    sql.push(')');
+    sql
+}
+
+/// Binds [`Columns`] in `INSERT` order (the record's columns, then
+/// `answerable`); expanded once per backend.
 macro_rules! bind_columns {
     ($query:expr, $c:expr) => {
         $query
@@ -131,6 +181,7 @@ macro_rules! bind_columns {
             .bind(&$c.options)
             .bind(&$c.timings)
             .bind(&$c.error)
+            .bind(&$c.chunk_refs)
             .bind($c.answerable)
     };
 }
@@ -149,6 +200,7 @@ macro_rules! row_readers {
                     kind: row.try_get("kind")?,
                     question: row.try_get("question")?,
                     chunks: row.try_get("chunks")?,
+                    chunk_refs: row.try_get("chunk_refs")?,
                     prompt: row.try_get("prompt")?,
                     schema_hash: row.try_get("schema_hash")?,
                     raw_output: row.try_get("raw_output")?,
@@ -244,6 +296,7 @@ impl Store {
                 Store {
                     pool: Pool::Sqlite(pool),
                     url: shown,
+                    packs: Arc::default(),
                 }
             }
             Location::SqliteFile(path) => {
@@ -253,6 +306,7 @@ impl Store {
                 Store {
                     pool: Pool::Sqlite(pool),
                     url: shown,
+                    packs: Arc::default(),
                 }
             }
             Location::Postgres(pg_url) => {
@@ -266,6 +320,7 @@ impl Store {
                 Store {
                     pool: Pool::Postgres(pool),
                     url: shown,
+                    packs: Arc::default(),
                 }
             }
         };
@@ -298,23 +353,11 @@ impl Store {
     ///
     /// Errors: [`StoreError::InvalidTraceId`] and
     /// [`StoreError::InvalidRecord`] before touching the database;
-    /// [`StoreError::Duplicate`] if the id is taken (nothing written).
+    /// [`StoreError::Duplicate`] if the id is taken (no trace written).
     pub async fn insert(&self, record: &TraceRecord) -> Result<(), StoreError> {
-        let columns = Columns::encode(record)?;
-        // One statement in autocommit mode: committed when it returns, and
-        // no read-then-write transaction for SQLite to deadlock on.
-        let result = on_pool!(self, |pool| {
-            bind_columns!(sqlx::query(INSERT), columns)
-                .execute(pool)
-                .await
-                .map(drop)
-        });
-        result.map_err(|error| match error {
-            sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Duplicate {
-                trace_id: record.trace_id.clone(),
-            },
-            other => StoreError::database("insert", other),
-        })
+        // The trace and its chunks commit together.
+        let mut results = self.insert_many(&[record]).await;
+        results.pop().unwrap_or(Ok(()))
     }
 
     /// Stores several records in one transaction (one commit, one disk
@@ -325,6 +368,13 @@ impl Store {
     /// error ([`StoreError::InvalidTraceId`], [`StoreError::InvalidRecord`],
     /// [`StoreError::Duplicate`]) without affecting the others; a database
     /// failure fails them all.
+    ///
+    /// Chunks: a record's chunks that this process stored in the last hour
+    /// (by SHA-256 of their text) are referenced where they are; the others
+    /// go into one new pack row for the record. Retrievers return the same
+    /// chunks again and again, and they are most of a trace's bytes; a
+    /// stream of chunks never seen before costs one appended row, as
+    /// storing them in the trace row would.
     pub async fn insert_many(&self, records: &[&TraceRecord]) -> Vec<Result<(), StoreError>> {
         let mut results: Vec<Result<(), StoreError>> = Vec::with_capacity(records.len());
         let mut encoded = Vec::with_capacity(records.len());
@@ -341,23 +391,82 @@ impl Store {
         if encoded.is_empty() {
             return results;
         }
-        let outcome: Result<Vec<(usize, u64)>, sqlx::Error> = on_pool!(self, |pool| {
+        let known: PackCache = {
+            let cache = self.packs.lock().unwrap_or_else(PoisonError::into_inner);
+            encoded
+                .iter()
+                .flat_map(|(_, c)| &c.chunk_texts)
+                .filter_map(|(_, hash)| cache.get(hash).map(|c| (*hash, *c)))
+                .collect()
+        };
+        let outcome: Result<(Vec<(usize, u64)>, PackCache), sqlx::Error> = on_pool!(self, |pool| {
             async {
                 let mut tx = pool.begin().await?;
+                let mut stored = PackCache::new();
                 let mut affected = Vec::with_capacity(encoded.len());
-                for (i, columns) in &encoded {
+                for (i, columns) in &mut encoded {
+                    let keep_ms = columns.keep_ms;
+                    let reusable = |hash: &[u8; HASH_LEN], stored: &PackCache| {
+                        stored
+                            .get(hash)
+                            .or_else(|| known.get(hash))
+                            .filter(|c| c.usable_until(keep_ms))
+                            .copied()
+                    };
+                    let mut fresh: Vec<(&str, [u8; HASH_LEN])> = Vec::new();
+                    for &(text, hash) in &columns.chunk_texts {
+                        if reusable(&hash, &stored).is_none()
+                            && !fresh.iter().any(|(_, h)| *h == hash)
+                        {
+                            fresh.push((text, hash));
+                        }
+                    }
+                    if !fresh.is_empty() {
+                        let pack_id: i64 = sqlx::query_scalar(INSERT_PACK)
+                            .bind(json_array(fresh.iter().map(|(text, _)| *text)))
+                            .bind(keep_ms)
+                            .fetch_one(&mut *tx)
+                            .await?;
+                        for (index, (_, hash)) in (0u32..).zip(&fresh) {
+                            let place = Cached {
+                                pack_id,
+                                index,
+                                kept_until_ms: keep_ms,
+                            };
+                            stored.insert(*hash, place);
+                        }
+                    }
+                    columns.chunk_refs.clear();
+                    for &(_, hash) in &columns.chunk_texts {
+                        let place = reusable(&hash, &stored).ok_or_else(|| {
+                            sqlx::Error::Protocol("a chunk was neither reused nor stored".into())
+                        })?;
+                        ChunkRef {
+                            pack_id: place.pack_id,
+                            index: place.index,
+                            hash,
+                        }
+                        .encode_into(&mut columns.chunk_refs);
+                    }
                     let done = bind_columns!(sqlx::query(INSERT_OR_SKIP), columns)
                         .execute(&mut *tx)
                         .await?;
                     affected.push((*i, done.rows_affected()));
                 }
                 tx.commit().await?;
-                Ok(affected)
+                Ok((affected, stored))
             }
             .await
         });
         match outcome {
-            Ok(affected) => {
+            Ok((affected, stored)) => {
+                // Only committed packs are remembered.
+                let mut cache = self.packs.lock().unwrap_or_else(PoisonError::into_inner);
+                if cache.len() + stored.len() > PACK_CACHE_MAX {
+                    cache.clear();
+                }
+                cache.extend(stored);
+                drop(cache);
                 for (i, n) in affected {
                     if n == 0 {
                         results[i] = Err(StoreError::Duplicate {
@@ -402,7 +511,90 @@ impl Store {
                 .and_then(|row| row.as_ref().map(rows::record).transpose())
         })
         .map_err(|error| StoreError::database("get", error))?;
-        row.map(StoredRow::decode).transpose()
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let Some(refs) = row.chunk_refs()? else {
+            return row.decode(None).map(Some);
+        };
+        match self.load_chunks(&row.trace_id, &refs).await? {
+            Some(chunks) => row.decode(Some(chunks)).map(Some),
+            // A pack can only go missing when a purge removed this trace
+            // between the two reads: then the trace is gone, as a second
+            // look confirms. Anything else is corruption.
+            None if !self.exists(&row.trace_id).await? => Ok(None),
+            None => Err(StoreError::Corrupt {
+                trace_id: row.trace_id,
+                reason: "a chunk pack the trace references is missing".to_owned(),
+            }),
+        }
+    }
+
+    /// The chunks `refs` point at, in order, each checked against its
+    /// hash; `None` if a pack is missing.
+    async fn load_chunks(
+        &self,
+        trace_id: &str,
+        refs: &[ChunkRef],
+    ) -> Result<Option<TraceChunks>, StoreError> {
+        let corrupt = |reason: String| StoreError::Corrupt {
+            trace_id: trace_id.to_owned(),
+            reason,
+        };
+        let mut ids: Vec<i64> = refs.iter().map(|r| r.pack_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut packs: HashMap<i64, Vec<Box<serde_json::value::RawValue>>> =
+            HashMap::with_capacity(ids.len());
+        for group in ids.chunks(IDS_PER_STATEMENT) {
+            let sql = select_packs_sql(group.len());
+            let rows: Vec<(i64, String)> = on_pool!(self, |pool| {
+                let mut query = sqlx::query_as(sql.as_str());
+                for id in group {
+                    query = query.bind(*id);
+                }
+                query.fetch_all(pool).await
+            })
+            .map_err(|error| StoreError::database("get", error))?;
+            for (id, body) in rows {
+                let texts = serde_json::from_str(&body)
+                    .map_err(|e| corrupt(format!("chunk pack {id} is not a JSON array: {e}")))?;
+                packs.insert(id, texts);
+            }
+        }
+        let mut texts = Vec::with_capacity(refs.len());
+        for r in refs {
+            let Some(pack) = packs.get(&r.pack_id) else {
+                return Ok(None);
+            };
+            let text = usize::try_from(r.index)
+                .ok()
+                .and_then(|i| pack.get(i))
+                .ok_or_else(|| {
+                    corrupt(format!(
+                        "chunk pack {} has no element {}",
+                        r.pack_id, r.index
+                    ))
+                })?;
+            if crate::chunks::chunk_hash(text.get()) != r.hash {
+                return Err(corrupt(format!(
+                    "element {} of chunk pack {} does not match its hash",
+                    r.index, r.pack_id
+                )));
+            }
+            texts.push(text.clone());
+        }
+        Ok(Some(TraceChunks::from_raw(texts)))
+    }
+
+    /// Whether a trace `trace_id` is stored (any tenant).
+    async fn exists(&self, trace_id: &str) -> Result<bool, StoreError> {
+        on_pool!(self, |pool| sqlx::query(EXISTS)
+            .bind(trace_id)
+            .fetch_optional(pool)
+            .await
+            .map(|row| row.is_some()))
+        .map_err(|error| StoreError::database("get", error))
     }
 
     /// The `limit` most recent traces, newest first, restricted to `tenant`
@@ -429,16 +621,44 @@ impl Store {
 
     /// Deletes every trace created strictly before `cutoff`, of every
     /// tenant (retention), and returns how many were deleted.
+    ///
+    /// Also deletes the chunk packs whose `last_used_ms` is more than two
+    /// hours before `cutoff` (or before now, if `cutoff` is later). No kept
+    /// trace can reference one: a trace references a pack only while the
+    /// pack is kept until at least an hour before the later of the trace's
+    /// `created_at` and the time it was stored (see
+    /// [`Store::insert_many`]), so every trace referencing such a pack was
+    /// created before the cutoff and goes in the same transaction.
     pub async fn purge_older_than(&self, cutoff: Timestamp) -> Result<u64, StoreError> {
         let cutoff_ms = cutoff.as_millisecond();
-        on_pool!(self, |pool| {
-            sqlx::query(PURGE)
-                .bind(cutoff_ms)
-                .execute(pool)
-                .await
-                .map(|done| done.rows_affected())
+        let pack_cutoff_ms = cutoff_ms
+            .min(Timestamp::now().as_millisecond())
+            .saturating_sub(PACK_GRACE_MS);
+        let deleted = on_pool!(self, |pool| {
+            async {
+                let mut tx = pool.begin().await?;
+                let deleted = sqlx::query(PURGE)
+                    .bind(cutoff_ms)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                sqlx::query(PURGE_PACKS)
+                    .bind(pack_cutoff_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(deleted)
+            }
+            .await
         })
-        .map_err(|error| StoreError::database("purge", error))
+        .map_err(|error| StoreError::database("purge", error))?;
+        // Entries of deleted packs are already too old to be reused; start
+        // over anyway rather than rely on that.
+        self.packs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        Ok(deleted)
     }
 
     /// A trivial round trip (`SELECT 1`): the database answers.

@@ -19,6 +19,43 @@ fn chunks(value: Value) -> TraceChunks {
     TraceChunks::from_value(&value).expect("a JSON array")
 }
 
+/// Direct SQL on the store's database, to look behind the API.
+enum Raw {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+impl Raw {
+    async fn sqlite(dir: &Path) -> Raw {
+        let url = format!("sqlite://{}", dir.join("traces.db").display());
+        Raw::Sqlite(sqlx::SqlitePool::connect(&url).await.expect("raw sqlite"))
+    }
+
+    /// The chunks stored in packs that contain `marker`, one list per pack.
+    async fn packed_chunks_containing(&self, marker: &str) -> Vec<Vec<Value>> {
+        let sql = format!(
+            "SELECT body FROM groundcite_chunk_packs WHERE body LIKE '%{marker}%' ORDER BY pack_id"
+        );
+        let bodies: Vec<String> = match self {
+            Raw::Sqlite(pool) => sqlx::query_scalar(&sql).fetch_all(pool).await,
+            Raw::Postgres(pool) => sqlx::query_scalar(&sql).fetch_all(pool).await,
+        }
+        .expect("packs");
+        bodies
+            .iter()
+            .map(|b| serde_json::from_str(b).expect("a pack is a JSON array"))
+            .collect()
+    }
+
+    async fn execute(&self, sql: &str) {
+        match self {
+            Raw::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+            Raw::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+        }
+        .expect(sql);
+    }
+}
+
 /// About `bytes` bytes of deterministic text from all over Unicode (ASCII,
 /// controls other than NUL, accents, CJK, astral emoji), never NUL.
 fn arbitrary_text(bytes: usize) -> String {
@@ -112,6 +149,45 @@ async fn check_roundtrip(store: &Store) {
     );
 }
 
+/// A chunk is stored once however many traces use it, and every trace
+/// reads back its own chunks in its own order.
+async fn check_chunk_packs(store: &Store, raw: &Raw) {
+    let marker = new_id();
+    let chunk =
+        |id: &str, text: &str| json!({"chunk_id": id, "content": format!("{marker} {text}")});
+    let (a, b, c, d, e) = (
+        chunk("a", "alpha ✓ \"quoted\""),
+        chunk("b", "beta"),
+        chunk("c", "gamma 🦀"),
+        chunk("d", "delta"),
+        chunk("e", "epsilon"),
+    );
+    let mut first = TraceRecord::new(new_id(), "verify");
+    first.chunks = chunks(json!([a, b, a]));
+    let mut second = TraceRecord::new(new_id(), "verify");
+    second.tenant = Some("other".into());
+    second.chunks = chunks(json!([c, b]));
+    let mut third = TraceRecord::new(new_id(), "verify");
+    third.chunks = chunks(json!([b, d]));
+    let mut fourth = TraceRecord::new(new_id(), "verify");
+    fourth.chunks = chunks(json!([d, e]));
+    let mut empty = TraceRecord::new(new_id(), "verify");
+    empty.chunks = TraceChunks::new();
+    store.insert(&first).await.expect("insert first");
+    store.insert(&second).await.expect("insert second");
+    let batch = store.insert_many(&[&third, &fourth, &empty]).await;
+    assert!(batch.iter().all(Result::is_ok), "{batch:?}");
+    for record in [&first, &second, &third, &fourth, &empty] {
+        let back = store.get(&record.trace_id, None).await.expect("get");
+        assert_eq!(back.as_ref(), Some(record));
+    }
+    // One pack per record with chunks not stored before, each chunk once.
+    assert_eq!(
+        raw.packed_chunks_containing(&marker).await,
+        vec![vec![a, b], vec![c], vec![d], vec![e]]
+    );
+}
+
 async fn check_tenant_isolation(store: &Store) {
     let (a, b) = (format!("a-{}", new_id()), format!("b-{}", new_id()));
     let mut in_a = TraceRecord::new(new_id(), "ask");
@@ -201,6 +277,123 @@ async fn sqlite_batches_commit_good_records_and_report_bad_ones() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = open_file(dir.path()).await;
     check_batch(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn sqlite_stores_each_chunk_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    check_chunk_packs(&store, &Raw::sqlite(dir.path()).await).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn purge_collects_the_packs_no_kept_trace_uses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let now = Timestamp::now().as_millisecond();
+    let day = 86_400_000;
+    let x = json!({"chunk_id": "x", "content": "only-in-the-old-trace"});
+    let y = json!({"chunk_id": "y", "content": "shared-by-both"});
+
+    // A trace stored ten days ago by another process: its pack was last
+    // needed then.
+    let earlier = open_file(dir.path()).await;
+    let mut old = TraceRecord::new("old", "verify");
+    old.created_at = at_ms(now - 10 * day);
+    old.chunks = chunks(json!([x, y]));
+    earlier.insert(&old).await.expect("insert old");
+    earlier.close().await;
+    let raw = Raw::sqlite(dir.path()).await;
+    raw.execute(&format!(
+        "UPDATE groundcite_chunk_packs SET last_used_ms = {}",
+        now - 10 * day
+    ))
+    .await;
+
+    // Today one of its chunks comes again: stored again, in today's pack.
+    let store = open_file(dir.path()).await;
+    let mut new = TraceRecord::new("new", "verify");
+    new.chunks = chunks(json!([y]));
+    store.insert(&new).await.expect("insert new");
+    // Within the hour, using it again stores nothing.
+    let mut again = TraceRecord::new("again", "verify");
+    again.chunks = chunks(json!([y]));
+    store.insert(&again).await.expect("insert again");
+    assert_eq!(
+        raw.packed_chunks_containing("shared-by-both").await.len(),
+        2
+    );
+
+    // Retention of one day: the old trace goes, and its pack with it.
+    assert_eq!(
+        store
+            .purge_older_than(at_ms(now - day))
+            .await
+            .expect("purge"),
+        1
+    );
+    assert!(
+        raw.packed_chunks_containing("only-in-the-old-trace")
+            .await
+            .is_empty()
+    );
+    assert_eq!(
+        raw.packed_chunks_containing("shared-by-both").await,
+        vec![vec![y]]
+    );
+    assert_eq!(store.get("old", None).await.expect("get"), None);
+    for record in [&new, &again] {
+        let back = store.get(&record.trace_id, None).await.expect("get");
+        assert_eq!(back.as_ref(), Some(record));
+    }
+    store.close().await;
+}
+
+#[tokio::test]
+async fn rows_from_before_chunk_packs_still_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    let raw = Raw::sqlite(dir.path()).await;
+    // As version 1 of the schema wrote it: chunks inline, no chunk_refs.
+    raw.execute(
+        "INSERT INTO groundcite_traces (trace_id, created_at_ms, kind, chunks, warnings, options, timings) \
+         VALUES ('v1', 1000, 'verify', '[{\"chunk_id\":\"a\",\"content\":\"x\"}]', '[]', '{}', '{}')",
+    )
+    .await;
+    let back = store.get("v1", None).await.expect("get").expect("stored");
+    assert_eq!(
+        back.chunks,
+        chunks(json!([{"chunk_id": "a", "content": "x"}]))
+    );
+    store.close().await;
+}
+
+#[tokio::test]
+async fn missing_mangled_or_altered_chunks_are_corruption() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    let raw = Raw::sqlite(dir.path()).await;
+    for id in ["gone", "short", "altered"] {
+        let mut record = TraceRecord::new(id, "verify");
+        record.chunks = chunks(json!([{"chunk_id": id, "content": format!("text of {id}")}]));
+        store.insert(&record).await.expect("insert");
+    }
+    raw.execute("DELETE FROM groundcite_chunk_packs WHERE body LIKE '%text of gone%'")
+        .await;
+    raw.execute("UPDATE groundcite_traces SET chunk_refs = X'0102' WHERE trace_id = 'short'")
+        .await;
+    raw.execute(
+        "UPDATE groundcite_chunk_packs SET body = replace(body, 'text of altered', 'text of changed')",
+    )
+    .await;
+    for id in ["gone", "short", "altered"] {
+        let err = store.get(id, None).await.expect_err("corrupt");
+        assert!(
+            matches!(&err, StoreError::Corrupt { trace_id, .. } if trace_id == id),
+            "{err:?}"
+        );
+    }
     store.close().await;
 }
 
@@ -521,6 +714,11 @@ async fn postgres_roundtrip_isolation_and_duplicates() {
         assert!(!format!("{store:?}").contains(password));
     }
     check_roundtrip(&store).await;
+    check_chunk_packs(
+        &store,
+        &Raw::Postgres(sqlx::PgPool::connect(&url).await.expect("raw postgres")),
+    )
+    .await;
     check_tenant_isolation(&store).await;
     check_duplicate(&store).await;
     check_batch(&store).await;

@@ -178,18 +178,23 @@ fn a_stored_trace_shows_and_reverifies_to_the_same_contract() {
 fn a_tampered_trace_reverifies_differently() {
     let (out, _) = ask("How much does a Summit Club membership cost?", &[]);
     let id = trace_id(&out);
-    // Change one stored chunk behind the store's back: the re-verified
-    // contract must no longer match.
+    // Change the stored chunks behind the store's back: read them from
+    // their packs (refs: pack ID, index, SHA-256 = 44 bytes each), blank
+    // them, and write them inline as a pre-pack row (whose chunks carry no
+    // hash to check): the re-verified contract must no longer match.
     let database = db();
     let status = Command::new("python3")
         .args([
             "-c",
             "import sqlite3,sys,json\n\
 c=sqlite3.connect(sys.argv[1]); cur=c.cursor()\n\
-row=cur.execute('select chunks from groundcite_traces where trace_id=?',(sys.argv[2],)).fetchone()\n\
-ch=json.loads(row[0])\n\
+refs=cur.execute('select chunk_refs from groundcite_traces where trace_id=?',(sys.argv[2],)).fetchone()[0]\n\
+ch=[]\n\
+pack=lambda i: cur.execute('select body from groundcite_chunk_packs where pack_id=?',(int.from_bytes(refs[i:i+8],'big'),)).fetchone()[0]\n\
+for i in range(0,len(refs),44): ch.append(json.loads(pack(i))[int.from_bytes(refs[i+8:i+12],'big')])\n\
+assert ch\n\
 for x in ch: x['content']='nothing here'\n\
-cur.execute('update groundcite_traces set chunks=? where trace_id=?',(json.dumps(ch),sys.argv[2])); c.commit()",
+cur.execute('update groundcite_traces set chunks=?, chunk_refs=NULL where trace_id=?',(json.dumps(ch),sys.argv[2])); c.commit()",
             &database,
             &id,
         ])

@@ -275,7 +275,7 @@ impl Asked {
         let mut record = TraceRecord::new(trace_id, kind);
         record.question = Some(question.to_string());
         // Serializing a chunk (strings and numbers) cannot fail.
-        record.chunks = TraceChunks::from_items(self.retrieval.chunks.chunks()).unwrap_or_default();
+        record.chunks = TraceChunks::from_chunks(self.retrieval.chunks.chunks());
         if let Some(request) = &self.request {
             record.prompt = Some(json!({"system": request.system, "user": request.user}));
             record.schema_hash = request

@@ -369,6 +369,31 @@ async fn bad_requests_get_one_error_shape_with_a_stable_code() {
         (r.status, r.code().as_str()),
         (StatusCode::BAD_REQUEST, "malformed_json")
     );
+    // Bytes after the value, and bytes that are not UTF-8, are not JSON.
+    let good = json!({"chunks": chunks(), "answer": answer()}).to_string();
+    let r = send(&s, raw(&format!("{good} {{}}"), "application/json")).await;
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (StatusCode::BAD_REQUEST, "malformed_json")
+    );
+    let text = String::from_utf8_lossy(&r.body).into_owned();
+    assert!(text.contains("trailing characters"), "{text}");
+    let mut latin1 = good.into_bytes();
+    let at = latin1.len() - 20;
+    latin1.splice(at..at, [0xe9]);
+    let r = send(
+        &s,
+        Request::post("/v1/verify")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::AUTHORIZATION, format!("Bearer {KEY_A}"))
+            .body(Body::from(latin1))
+            .expect("request"),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (StatusCode::BAD_REQUEST, "malformed_json")
+    );
     let r = send(&s, raw("{}", "text/plain")).await;
     assert_eq!(
         (r.status, r.code().as_str()),

@@ -90,6 +90,7 @@
 
 mod chunks;
 mod error;
+mod json;
 mod migrate;
 mod record;
 mod reverify;

@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::chunks::{ChunkRef, HASH_LEN, TraceChunks, chunk_hash};
+use crate::chunks::{ChunkRef, TraceChunks};
 use crate::error::StoreError;
 
 /// One recorded request: everything needed to show what happened and to
@@ -161,8 +161,8 @@ pub(crate) struct Columns<'a> {
     pub answerable: Option<bool>,
     /// Encoded [`ChunkRef`]s, one per chunk in order; filled by the store.
     pub chunk_refs: Vec<u8>,
-    /// Each chunk's text and hash, in order.
-    pub chunk_texts: Vec<(&'a str, [u8; HASH_LEN])>,
+    /// Each chunk's text, in order.
+    pub chunk_texts: Vec<&'a str>,
     /// Until when the packs this record uses must be kept: the later of
     /// now and `created_at`, in milliseconds.
     pub keep_ms: i64,
@@ -219,7 +219,7 @@ impl<'a> Columns<'a> {
             error: record.error.as_ref().map(json),
             answerable: record.answerable(),
             chunk_refs: Vec::with_capacity(record.chunks.len() * ChunkRef::LEN),
-            chunk_texts: record.chunks.texts().map(|t| (t, chunk_hash(t))).collect(),
+            chunk_texts: record.chunks.texts().collect(),
             keep_ms: record
                 .created_at
                 .as_millisecond()

@@ -11,7 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, PgConnection, PgPool, Row, SqlitePool};
 
-use crate::chunks::{ChunkRef, HASH_LEN, TraceChunks, json_array};
+use crate::chunks::{ChunkRef, HASH_LEN, TraceChunks, chunk_hash, json_array};
 use crate::error::StoreError;
 use crate::migrate;
 use crate::record::{Columns, StoredRow, SummaryRow, TraceRecord, TraceSummary, validate_trace_id};
@@ -34,9 +34,9 @@ const PACK_REUSE_MS: i64 = 3_600_000;
 /// before its cutoff: the reuse window, and as much again for clock skew
 /// between replicas.
 const PACK_GRACE_MS: i64 = 2 * PACK_REUSE_MS;
-/// Most chunks the reuse cache remembers (about 100 bytes each); when full
-/// it starts over.
-const PACK_CACHE_MAX: usize = 100_000;
+/// Most bytes of chunk text the reuse cache holds (its memory is about
+/// this plus ~100 bytes a chunk); when full it starts over.
+const PACK_CACHE_BYTES: usize = 32 << 20;
 /// Pack IDs per `SELECT` (far below both backends' parameter limits).
 const IDS_PER_STATEMENT: usize = 256;
 
@@ -58,13 +58,14 @@ pub struct Store {
     packs: Arc<Mutex<PackCache>>,
 }
 
-/// Where a chunk this process stored lives, and until when its pack is
-/// kept (the pack's `last_used_ms`).
+/// Where a chunk this process stored lives, until when its pack is kept
+/// (the pack's `last_used_ms`), and the SHA-256 its references carry.
 #[derive(Debug, Clone, Copy)]
 struct Cached {
     pack_id: i64,
     index: u32,
     kept_until_ms: i64,
+    hash: [u8; HASH_LEN],
 }
 
 impl Cached {
@@ -76,7 +77,58 @@ impl Cached {
     }
 }
 
-type PackCache = HashMap<[u8; HASH_LEN], Cached>;
+/// Chunks this process stored recently, keyed by their exact text.
+///
+/// By text, not by hash: a lookup is a fast keyed hash and one comparison
+/// of the bytes, so a chunk seen before costs no SHA-256 and a reference is
+/// only ever made to a chunk with the very same text (no collision to
+/// reason about). The price is the text kept in memory, bounded by
+/// [`PACK_CACHE_BYTES`].
+struct PackCache {
+    by_text: HashMap<Box<str>, Cached, ahash::RandomState>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl Default for PackCache {
+    fn default() -> Self {
+        PackCache {
+            by_text: HashMap::default(),
+            bytes: 0,
+            budget: PACK_CACHE_BYTES,
+        }
+    }
+}
+
+impl PackCache {
+    fn get(&self, text: &str) -> Option<&Cached> {
+        self.by_text.get(text)
+    }
+
+    /// Remembers committed chunks; starts over when the budget would be
+    /// exceeded.
+    fn remember<'a>(&mut self, stored: impl IntoIterator<Item = (&'a str, Cached)>) {
+        for (text, place) in stored {
+            if let Some(old) = self.by_text.get_mut(text) {
+                *old = place;
+                continue;
+            }
+            if self.bytes + text.len() > self.budget {
+                self.clear();
+            }
+            self.bytes += text.len();
+            self.by_text.insert(text.into(), place);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.by_text.clear();
+        self.bytes = 0;
+    }
+}
+
+/// Chunks of one `insert_many` call, borrowed from its records.
+type BatchPlaces<'a> = HashMap<&'a str, Cached, ahash::RandomState>;
 
 #[derive(Clone)]
 enum Pool {
@@ -370,7 +422,7 @@ impl Store {
     /// failure fails them all.
     ///
     /// Chunks: a record's chunks that this process stored in the last hour
-    /// (by SHA-256 of their text) are referenced where they are; the others
+    /// (the same text) are referenced where they are; the others
     /// go into one new pack row for the record. Retrievers return the same
     /// chunks again and again, and they are most of a trace's bytes; a
     /// stream of chunks never seen before costs one appended row, as
@@ -391,82 +443,100 @@ impl Store {
         if encoded.is_empty() {
             return results;
         }
-        let known: PackCache = {
+        // Looked up before the transaction, so the lock is not held across
+        // it; only this call adds what it stores. One lookup (one hash of
+        // the text) per chunk: a chunk seen before costs nothing more.
+        let known: Vec<Vec<Option<Cached>>> = {
             let cache = self.packs.lock().unwrap_or_else(PoisonError::into_inner);
             encoded
                 .iter()
-                .flat_map(|(_, c)| &c.chunk_texts)
-                .filter_map(|(_, hash)| cache.get(hash).map(|c| (*hash, *c)))
+                .map(|(_, c)| {
+                    c.chunk_texts
+                        .iter()
+                        .map(|&t| cache.get(t).copied())
+                        .collect()
+                })
                 .collect()
         };
-        let outcome: Result<(Vec<(usize, u64)>, PackCache), sqlx::Error> = on_pool!(self, |pool| {
-            async {
-                let mut tx = pool.begin().await?;
-                let mut stored = PackCache::new();
-                let mut affected = Vec::with_capacity(encoded.len());
-                for (i, columns) in &mut encoded {
-                    let keep_ms = columns.keep_ms;
-                    let reusable = |hash: &[u8; HASH_LEN], stored: &PackCache| {
-                        stored
-                            .get(hash)
-                            .or_else(|| known.get(hash))
-                            .filter(|c| c.usable_until(keep_ms))
-                            .copied()
-                    };
-                    let mut fresh: Vec<(&str, [u8; HASH_LEN])> = Vec::new();
-                    for &(text, hash) in &columns.chunk_texts {
-                        if reusable(&hash, &stored).is_none()
-                            && !fresh.iter().any(|(_, h)| *h == hash)
-                        {
-                            fresh.push((text, hash));
+        let outcome: Result<(Vec<(usize, u64)>, BatchPlaces), sqlx::Error> =
+            on_pool!(self, |pool| {
+                async {
+                    let mut tx = pool.begin().await?;
+                    // Chunks stored by this call, for the records after the one
+                    // that stored them.
+                    let mut stored = BatchPlaces::default();
+                    let mut affected = Vec::with_capacity(encoded.len());
+                    for ((i, columns), known) in encoded.iter_mut().zip(&known) {
+                        let keep_ms = columns.keep_ms;
+                        let usable =
+                            |c: Option<&Cached>| c.filter(|c| c.usable_until(keep_ms)).copied();
+                        let mut places: Vec<Option<Cached>> = known
+                            .iter()
+                            .zip(&columns.chunk_texts)
+                            .map(|(k, t)| usable(k.as_ref()).or_else(|| usable(stored.get(t))))
+                            .collect();
+                        // Texts to store, each once, with their index in the pack.
+                        let mut fresh = BatchPlaces::default();
+                        let mut fresh_texts: Vec<&str> = Vec::new();
+                        for (&text, place) in columns.chunk_texts.iter().zip(&places) {
+                            if place.is_none() && !fresh.contains_key(text) {
+                                let place = Cached {
+                                    pack_id: 0, // set once the pack row exists
+                                    index: u32::try_from(fresh_texts.len()).unwrap_or(u32::MAX),
+                                    kept_until_ms: keep_ms,
+                                    hash: chunk_hash(text),
+                                };
+                                fresh.insert(text, place);
+                                fresh_texts.push(text);
+                            }
                         }
-                    }
-                    if !fresh.is_empty() {
-                        let pack_id: i64 = sqlx::query_scalar(INSERT_PACK)
-                            .bind(json_array(fresh.iter().map(|(text, _)| *text)))
-                            .bind(keep_ms)
-                            .fetch_one(&mut *tx)
+                        if !fresh_texts.is_empty() {
+                            let pack_id: i64 = sqlx::query_scalar(INSERT_PACK)
+                                .bind(json_array(fresh_texts.iter().copied()))
+                                .bind(keep_ms)
+                                .fetch_one(&mut *tx)
+                                .await?;
+                            for place in fresh.values_mut() {
+                                place.pack_id = pack_id;
+                            }
+                            for (&text, place) in columns.chunk_texts.iter().zip(&mut places) {
+                                if place.is_none() {
+                                    *place = fresh.get(text).copied();
+                                }
+                            }
+                            stored.extend(fresh);
+                        }
+                        columns.chunk_refs.clear();
+                        for place in places {
+                            let place = place.ok_or_else(|| {
+                                sqlx::Error::Protocol(
+                                    "a chunk was neither reused nor stored".into(),
+                                )
+                            })?;
+                            ChunkRef {
+                                pack_id: place.pack_id,
+                                index: place.index,
+                                hash: place.hash,
+                            }
+                            .encode_into(&mut columns.chunk_refs);
+                        }
+                        let done = bind_columns!(sqlx::query(INSERT_OR_SKIP), columns)
+                            .execute(&mut *tx)
                             .await?;
-                        for (index, (_, hash)) in (0u32..).zip(&fresh) {
-                            let place = Cached {
-                                pack_id,
-                                index,
-                                kept_until_ms: keep_ms,
-                            };
-                            stored.insert(*hash, place);
-                        }
+                        affected.push((*i, done.rows_affected()));
                     }
-                    columns.chunk_refs.clear();
-                    for &(_, hash) in &columns.chunk_texts {
-                        let place = reusable(&hash, &stored).ok_or_else(|| {
-                            sqlx::Error::Protocol("a chunk was neither reused nor stored".into())
-                        })?;
-                        ChunkRef {
-                            pack_id: place.pack_id,
-                            index: place.index,
-                            hash,
-                        }
-                        .encode_into(&mut columns.chunk_refs);
-                    }
-                    let done = bind_columns!(sqlx::query(INSERT_OR_SKIP), columns)
-                        .execute(&mut *tx)
-                        .await?;
-                    affected.push((*i, done.rows_affected()));
+                    tx.commit().await?;
+                    Ok((affected, stored))
                 }
-                tx.commit().await?;
-                Ok((affected, stored))
-            }
-            .await
-        });
+                .await
+            });
         match outcome {
             Ok((affected, stored)) => {
                 // Only committed packs are remembered.
-                let mut cache = self.packs.lock().unwrap_or_else(PoisonError::into_inner);
-                if cache.len() + stored.len() > PACK_CACHE_MAX {
-                    cache.clear();
-                }
-                cache.extend(stored);
-                drop(cache);
+                self.packs
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remember(stored);
                 for (i, n) in affected {
                     if n == 0 {
                         results[i] = Err(StoreError::Duplicate {
@@ -845,6 +915,35 @@ mod tests {
         send(store.purge_older_than(Timestamp::UNIX_EPOCH));
         send(store.durability());
         send(store.close());
+    }
+
+    #[test]
+    fn pack_cache_keeps_to_its_byte_budget() {
+        let place = |pack_id| Cached {
+            pack_id,
+            index: 0,
+            kept_until_ms: 0,
+            hash: [0; HASH_LEN],
+        };
+        let mut cache = PackCache {
+            budget: 10,
+            ..PackCache::default()
+        };
+        cache.remember([("abcd", place(1)), ("efgh", place(2))]);
+        assert_eq!(cache.bytes, 8);
+        // A text already held is updated, not counted again.
+        cache.remember([("abcd", place(3))]);
+        assert_eq!(
+            (cache.bytes, cache.get("abcd").map(|c| c.pack_id)),
+            (8, Some(3))
+        );
+        // Over budget: start over with the newcomer.
+        cache.remember([("ijkl", place(4))]);
+        assert_eq!(cache.bytes, 4);
+        assert!(cache.get("abcd").is_none() && cache.get("efgh").is_none());
+        assert_eq!(cache.get("ijkl").map(|c| c.pack_id), Some(4));
+        // Exact text only.
+        assert!(cache.get("ijk").is_none() && cache.get("ijkl ").is_none());
     }
 
     #[test]

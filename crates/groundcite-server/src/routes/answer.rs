@@ -300,7 +300,7 @@ impl Job {
         let mut r = TraceRecord::new(&self.provenance.trace_id, "answer");
         r.tenant = self.tenant.name().map(str::to_string);
         r.question = self.provenance.question.clone();
-        r.chunks = TraceChunks::from_items(self.chunks.chunks()).map_err(ApiError::internal)?;
+        r.chunks = TraceChunks::from_chunks(self.chunks.chunks());
         r.prompt = Some(json!({"system": self.request.system, "user": self.request.user}));
         r.schema_hash = self.request.schema.as_ref().map(|s| {
             format!(

@@ -210,8 +210,7 @@ impl Job {
                 let mut record = TraceRecord::new(&trace_id, "ask");
                 record.tenant = tenant;
                 record.question = Some(self.question.clone());
-                record.chunks =
-                    TraceChunks::from_items(chunks.chunks()).map_err(ApiError::internal)?;
+                record.chunks = TraceChunks::from_chunks(chunks.chunks());
                 record.provider = Some(provider.to_string());
                 record.raw_output = raw_output;
                 record.model = error.model().map(str::to_string);

@@ -85,8 +85,7 @@ impl Verified<'_> {
         let mut record = TraceRecord::new(&contract.trace_id, self.kind);
         record.tenant = self.tenant.name().map(str::to_string);
         record.question = contract.question.clone();
-        record.chunks =
-            TraceChunks::from_items(self.chunks.chunks()).map_err(ApiError::internal)?;
+        record.chunks = TraceChunks::from_chunks(self.chunks.chunks());
         record.raw_output = self.raw_output;
         record.model = contract.model.clone();
         record.provider = Some(self.provider.to_string());

@@ -11,7 +11,7 @@ use groundcite_core::MatchProfile;
 use groundcite_index::Index;
 use groundcite_providers::{Backend, Generator};
 use groundcite_store::{Store, StoreError, TraceRecord};
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::Semaphore;
 
 use crate::auth::ApiKeys;
 use crate::error::ApiError;
@@ -119,19 +119,15 @@ pub(crate) struct Inner {
     pub requests: Arc<Semaphore>,
     pub generations: Arc<Semaphore>,
     pub retention: Option<Duration>,
-    pub writer: TraceWriter,
 }
 
 impl AppState {
-    /// State from a configuration (starts the trace writer task: call it
-    /// inside a Tokio runtime); not ready until [`AppState::set_ready`]
+    /// State from a configuration; not ready until [`AppState::set_ready`]
     /// (normally after [`groundcite_providers::pipeline::warm_up`]).
     pub fn new(config: ServerConfig) -> AppState {
         let requests = Arc::new(Semaphore::new(config.limits.max_concurrency.max(1)));
         let generations = Arc::new(Semaphore::new(config.limits.max_generations.max(1)));
-        let writer = TraceWriter::spawn(config.store.clone());
         AppState(Arc::new(Inner {
-            writer,
             store: config.store,
             keys: config.keys,
             limits: config.limits,
@@ -169,10 +165,10 @@ impl AppState {
     }
 
     /// Commits `record`; the caller responds only after this returns `Ok`.
-    /// Concurrent commits share one transaction (see [`TraceWriter`]).
+    /// Concurrent commits share one transaction (see [`Store::commit`]).
     pub(crate) async fn commit(&self, record: TraceRecord) -> Result<(), ApiError> {
         let trace_id = record.trace_id.clone();
-        match self.0.writer.commit(record).await {
+        match self.0.store.commit(record).await {
             Ok(()) => Ok(()),
             Err(StoreError::Duplicate { .. }) => Err(ApiError::new(
                 StatusCode::CONFLICT,
@@ -193,55 +189,6 @@ impl AppState {
                 ))
             }
         }
-    }
-}
-
-/// Most records one transaction takes.
-const MAX_BATCH: usize = 64;
-
-type Pending = (TraceRecord, oneshot::Sender<Result<(), StoreError>>);
-
-/// Group commit: one task writes traces, taking every record that is
-/// waiting (up to [`MAX_BATCH`]) into one transaction, so a busy service
-/// pays one disk sync per batch instead of one per request. Each request
-/// still waits for its own record's commit before it responds.
-#[derive(Debug, Clone)]
-pub(crate) struct TraceWriter {
-    queue: mpsc::Sender<Pending>,
-}
-
-impl TraceWriter {
-    /// Starts the writer task on the current runtime.
-    fn spawn(store: Store) -> TraceWriter {
-        let (queue, mut rx) = mpsc::channel::<Pending>(4 * MAX_BATCH);
-        tokio::spawn(async move {
-            let mut batch: Vec<Pending> = Vec::with_capacity(MAX_BATCH);
-            while let Some(first) = rx.recv().await {
-                batch.push(first);
-                while batch.len() < MAX_BATCH {
-                    match rx.try_recv() {
-                        Ok(p) => batch.push(p),
-                        Err(_) => break,
-                    }
-                }
-                let records: Vec<&TraceRecord> = batch.iter().map(|(r, _)| r).collect();
-                let results = store.insert_many(&records).await;
-                for ((_, done), result) in batch.drain(..).zip(results) {
-                    let _ = done.send(result);
-                }
-            }
-        });
-        TraceWriter { queue }
-    }
-
-    async fn commit(&self, record: TraceRecord) -> Result<(), StoreError> {
-        let (done, wait) = oneshot::channel();
-        let gone = || StoreError::InvalidRecord {
-            field: "trace_id",
-            reason: "could not be written: the trace writer has stopped",
-        };
-        self.queue.send((record, done)).await.map_err(|_| gone())?;
-        wait.await.map_err(|_| gone())?
     }
 }
 

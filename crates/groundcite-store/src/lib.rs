@@ -10,7 +10,9 @@
 //! # Key types
 //!
 //! - [`Store`]: opened from a URL ([`Store::open`]); `insert`, `get`,
-//!   `list_recent`, `purge_older_than`.
+//!   `list_recent`, `purge_older_than`, and [`Store::commit`], the
+//!   service's group commit (concurrent commits share one transaction and
+//!   one disk sync; a SQLite file is written by a dedicated thread).
 //! - [`TraceRecord`]: one trace; [`TraceSummary`]: one line of a listing.
 //! - [`TraceChunks`]: a trace's chunks, each kept as its JSON text.
 //! - [`StoreError`]: every failure, never carrying a database password
@@ -35,8 +37,9 @@
 //! Chunks are not stored in the trace row. Retrievers return the same
 //! chunks again and again, and chunks were ~90% of a trace's bytes (a 53 KB
 //! request of 20 chunks against a ~5 KB contract). A trace's chunks that
-//! this process stored within the last hour are referenced where they are;
-//! the rest go into one new pack row (a JSON array of chunk texts). The
+//! this process stored within the last hour are referenced where they are
+//! (found by their exact text in a per-process cache of at most 32 MiB of
+//! text); the rest go into one new pack row (a JSON array of chunk texts). The
 //! trace keeps, per chunk in order, the pack, the index in it and the
 //! SHA-256 of the text, checked on every read. Packs are only appended (no
 //! random-keyed index: an earlier design keyed each chunk by its hash and
@@ -96,6 +99,7 @@ mod record;
 mod reverify;
 mod store;
 mod url;
+mod writer;
 
 pub use chunks::TraceChunks;
 pub use error::StoreError;

@@ -16,10 +16,11 @@ use crate::error::StoreError;
 use crate::migrate;
 use crate::record::{Columns, StoredRow, SummaryRow, TraceRecord, TraceSummary, validate_trace_id};
 use crate::url::{Location, parse_location, redact_url, url_password};
+use crate::writer::{Committer, CommitterSlot, SharedSlot};
 
 /// How long a SQLite connection waits for another writer's lock before
 /// failing with "database is locked".
-const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections to a SQLite file: readers run in parallel under WAL; writers
 /// take turns on the one write lock.
 const SQLITE_MAX_CONNECTIONS: u32 = 8;
@@ -53,15 +54,17 @@ pub struct Store {
     pool: Pool,
     /// The URL as given, password redacted.
     url: String,
-    /// The chunks this process stored recently, by hash (see
+    /// The chunks this process stored recently, by text (see
     /// [`Store::insert_many`]).
     packs: Arc<Mutex<PackCache>>,
+    /// [`Store::commit`]'s batching writer, started on first use.
+    slot: SharedSlot,
 }
 
 /// Where a chunk this process stored lives, until when its pack is kept
 /// (the pack's `last_used_ms`), and the SHA-256 its references carry.
 #[derive(Debug, Clone, Copy)]
-struct Cached {
+pub(crate) struct Cached {
     pack_id: i64,
     index: u32,
     kept_until_ms: i64,
@@ -84,7 +87,7 @@ impl Cached {
 /// only ever made to a chunk with the very same text (no collision to
 /// reason about). The price is the text kept in memory, bounded by
 /// [`PACK_CACHE_BYTES`].
-struct PackCache {
+pub(crate) struct PackCache {
     by_text: HashMap<Box<str>, Cached, ahash::RandomState>,
     bytes: usize,
     budget: usize,
@@ -128,7 +131,7 @@ impl PackCache {
 }
 
 /// Chunks of one `insert_many` call, borrowed from its records.
-type BatchPlaces<'a> = HashMap<&'a str, Cached, ahash::RandomState>;
+pub(crate) type BatchPlaces<'a> = HashMap<&'a str, Cached, ahash::RandomState>;
 
 #[derive(Clone)]
 enum Pool {
@@ -166,13 +169,13 @@ macro_rules! summary_columns {
 
 /// A taken ID inserts nothing (0 rows) instead of aborting the transaction
 /// the other records of a batch share.
-const INSERT_OR_SKIP: &str = concat!(
+pub(crate) const INSERT_OR_SKIP: &str = concat!(
     "INSERT INTO groundcite_traces (",
     record_columns!(),
     ", answerable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
      $16, $17, $18, $19) ON CONFLICT (trace_id) DO NOTHING"
 );
-const INSERT_PACK: &str = "INSERT INTO groundcite_chunk_packs (body, last_used_ms) VALUES ($1, $2) \
+pub(crate) const INSERT_PACK: &str = "INSERT INTO groundcite_chunk_packs (body, last_used_ms) VALUES ($1, $2) \
      RETURNING pack_id";
 const GET_ANY: &str = concat!(
     "SELECT ",
@@ -349,6 +352,7 @@ impl Store {
                     pool: Pool::Sqlite(pool),
                     url: shown,
                     packs: Arc::default(),
+                    slot: Arc::default(),
                 }
             }
             Location::SqliteFile(path) => {
@@ -359,6 +363,10 @@ impl Store {
                     pool: Pool::Sqlite(pool),
                     url: shown,
                     packs: Arc::default(),
+                    slot: Arc::new(CommitterSlot {
+                        sqlite_file: Some(path),
+                        ..CommitterSlot::default()
+                    }),
                 }
             }
             Location::Postgres(pg_url) => {
@@ -373,6 +381,7 @@ impl Store {
                     pool: Pool::Postgres(pool),
                     url: shown,
                     packs: Arc::default(),
+                    slot: Arc::default(),
                 }
             }
         };
@@ -412,6 +421,38 @@ impl Store {
         results.pop().unwrap_or(Ok(()))
     }
 
+    /// Stores `record` like [`Store::insert`], in one transaction with the
+    /// records of concurrent calls (group commit: one disk sync for all).
+    /// The service's path: when this returns `Ok`, the trace is committed.
+    ///
+    /// A SQLite file is written by a dedicated thread with its own
+    /// connection (statements run without a thread hop each); other stores
+    /// batch in a task on the current Tokio runtime. Either starts on the
+    /// first call and stops when the last clone of the store is dropped.
+    pub async fn commit(&self, record: TraceRecord) -> Result<(), StoreError> {
+        self.slot
+            .committer
+            .get_or_init(|| Committer::start(self, self.slot.sqlite_file.as_deref()))
+            .commit(record)
+            .await
+    }
+
+    /// The reuse cache, for the writer thread.
+    pub(crate) fn packs(&self) -> Arc<Mutex<PackCache>> {
+        Arc::clone(&self.packs)
+    }
+
+    /// This store without its committer (for the batching task, which must
+    /// not keep the committer's queue open).
+    pub(crate) fn without_committer(&self) -> Store {
+        Store {
+            pool: self.pool.clone(),
+            url: self.url.clone(),
+            packs: Arc::clone(&self.packs),
+            slot: Arc::default(),
+        }
+    }
+
     /// Stores several records in one transaction (one commit, one disk
     /// sync: group commit for a busy service) and returns one result per
     /// record, in order. When this returns, every `Ok` record is committed.
@@ -428,133 +469,41 @@ impl Store {
     /// stream of chunks never seen before costs one appended row, as
     /// storing them in the trace row would.
     pub async fn insert_many(&self, records: &[&TraceRecord]) -> Vec<Result<(), StoreError>> {
-        let mut results: Vec<Result<(), StoreError>> = Vec::with_capacity(records.len());
-        let mut encoded = Vec::with_capacity(records.len());
-        for (i, r) in records.iter().enumerate() {
-            match Columns::encode(r) {
-                Ok(c) => encoded.push((i, c)),
-                Err(e) => {
-                    results.push(Err(e));
-                    continue;
-                }
-            }
-            results.push(Ok(()));
-        }
+        let (mut results, mut encoded) = encode_all(records);
         if encoded.is_empty() {
             return results;
         }
-        // Looked up before the transaction, so the lock is not held across
-        // it; only this call adds what it stores. One lookup (one hash of
-        // the text) per chunk: a chunk seen before costs nothing more.
-        let known: Vec<Vec<Option<Cached>>> = {
-            let cache = self.packs.lock().unwrap_or_else(PoisonError::into_inner);
-            encoded
-                .iter()
-                .map(|(_, c)| {
-                    c.chunk_texts
-                        .iter()
-                        .map(|&t| cache.get(t).copied())
-                        .collect()
-                })
-                .collect()
-        };
-        let outcome: Result<(Vec<(usize, u64)>, BatchPlaces), sqlx::Error> =
-            on_pool!(self, |pool| {
-                async {
-                    let mut tx = pool.begin().await?;
-                    // Chunks stored by this call, for the records after the one
-                    // that stored them.
-                    let mut stored = BatchPlaces::default();
-                    let mut affected = Vec::with_capacity(encoded.len());
-                    for ((i, columns), known) in encoded.iter_mut().zip(&known) {
-                        let keep_ms = columns.keep_ms;
-                        let usable =
-                            |c: Option<&Cached>| c.filter(|c| c.usable_until(keep_ms)).copied();
-                        let mut places: Vec<Option<Cached>> = known
-                            .iter()
-                            .zip(&columns.chunk_texts)
-                            .map(|(k, t)| usable(k.as_ref()).or_else(|| usable(stored.get(t))))
-                            .collect();
-                        // Texts to store, each once, with their index in the pack.
-                        let mut fresh = BatchPlaces::default();
-                        let mut fresh_texts: Vec<&str> = Vec::new();
-                        for (&text, place) in columns.chunk_texts.iter().zip(&places) {
-                            if place.is_none() && !fresh.contains_key(text) {
-                                let place = Cached {
-                                    pack_id: 0, // set once the pack row exists
-                                    index: u32::try_from(fresh_texts.len()).unwrap_or(u32::MAX),
-                                    kept_until_ms: keep_ms,
-                                    hash: chunk_hash(text),
-                                };
-                                fresh.insert(text, place);
-                                fresh_texts.push(text);
-                            }
-                        }
-                        if !fresh_texts.is_empty() {
-                            let pack_id: i64 = sqlx::query_scalar(INSERT_PACK)
-                                .bind(json_array(fresh_texts.iter().copied()))
-                                .bind(keep_ms)
+        let mut plan = PackPlan::new(&self.packs, &encoded);
+        let outcome: Result<Vec<(usize, u64)>, sqlx::Error> = on_pool!(self, |pool| {
+            async {
+                let mut tx = pool.begin().await?;
+                let mut affected = Vec::with_capacity(encoded.len());
+                for (k, (i, columns)) in encoded.iter_mut().enumerate() {
+                    let step = plan.step(k, columns);
+                    let pack_id = match step.pack_body() {
+                        Some(body) => Some(
+                            sqlx::query_scalar(INSERT_PACK)
+                                .bind(body)
+                                .bind(columns.keep_ms)
                                 .fetch_one(&mut *tx)
-                                .await?;
-                            for place in fresh.values_mut() {
-                                place.pack_id = pack_id;
-                            }
-                            for (&text, place) in columns.chunk_texts.iter().zip(&mut places) {
-                                if place.is_none() {
-                                    *place = fresh.get(text).copied();
-                                }
-                            }
-                            stored.extend(fresh);
-                        }
-                        columns.chunk_refs.clear();
-                        for place in places {
-                            let place = place.ok_or_else(|| {
-                                sqlx::Error::Protocol(
-                                    "a chunk was neither reused nor stored".into(),
-                                )
-                            })?;
-                            ChunkRef {
-                                pack_id: place.pack_id,
-                                index: place.index,
-                                hash: place.hash,
-                            }
-                            .encode_into(&mut columns.chunk_refs);
-                        }
-                        let done = bind_columns!(sqlx::query(INSERT_OR_SKIP), columns)
-                            .execute(&mut *tx)
-                            .await?;
-                        affected.push((*i, done.rows_affected()));
-                    }
-                    tx.commit().await?;
-                    Ok((affected, stored))
+                                .await?,
+                        ),
+                        None => None,
+                    };
+                    plan.finish(step, pack_id, columns)
+                        .map_err(|m| sqlx::Error::Protocol(m.into()))?;
+                    let done = bind_columns!(sqlx::query(INSERT_OR_SKIP), columns)
+                        .execute(&mut *tx)
+                        .await?;
+                    affected.push((*i, done.rows_affected()));
                 }
-                .await
-            });
-        match outcome {
-            Ok((affected, stored)) => {
-                // Only committed packs are remembered.
-                self.packs
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remember(stored);
-                for (i, n) in affected {
-                    if n == 0 {
-                        results[i] = Err(StoreError::Duplicate {
-                            trace_id: records[i].trace_id.clone(),
-                        });
-                    }
-                }
+                tx.commit().await?;
+                Ok(affected)
             }
-            Err(error) => {
-                let message = error.to_string();
-                for (i, _) in &encoded {
-                    results[*i] = Err(StoreError::database(
-                        "insert",
-                        sqlx::Error::Protocol(message.clone()),
-                    ));
-                }
-            }
-        }
+            .await
+        });
+        let outcome = outcome.map_err(|e| e.to_string());
+        settle(&self.packs, plan, outcome, records, &encoded, &mut results);
         results
     }
 
@@ -822,6 +771,178 @@ async fn open_sqlite_memory() -> Result<SqlitePool, sqlx::Error> {
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_with(options)
         .await
+}
+
+/// One result per record of a batch.
+pub(crate) type Results = Vec<Result<(), StoreError>>;
+/// A valid record's index in its batch, and its columns.
+pub(crate) type Encoded<'a> = (usize, Columns<'a>);
+
+/// Validates and encodes each record: the encoded ones with their index,
+/// and one result per record (`Ok` until the database says otherwise).
+pub(crate) fn encode_all<'a>(records: &[&'a TraceRecord]) -> (Results, Vec<Encoded<'a>>) {
+    let mut results = Vec::with_capacity(records.len());
+    let mut encoded = Vec::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        match Columns::encode(r) {
+            Ok(c) => {
+                encoded.push((i, c));
+                results.push(Ok(()));
+            }
+            Err(e) => results.push(Err(e)),
+        }
+    }
+    (results, encoded)
+}
+
+/// After the transaction: remembers the committed packs and turns the
+/// outcome into per-record results (0 rows: the ID was taken).
+pub(crate) fn settle(
+    packs: &Mutex<PackCache>,
+    plan: PackPlan<'_>,
+    outcome: Result<Vec<(usize, u64)>, String>,
+    records: &[&TraceRecord],
+    encoded: &[(usize, Columns<'_>)],
+    results: &mut [Result<(), StoreError>],
+) {
+    match outcome {
+        Ok(affected) => {
+            // Only committed packs are remembered.
+            packs
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remember(plan.stored);
+            for (i, n) in affected {
+                if n == 0 {
+                    results[i] = Err(StoreError::Duplicate {
+                        trace_id: records[i].trace_id.clone(),
+                    });
+                }
+            }
+        }
+        Err(message) => {
+            for (i, _) in encoded {
+                results[*i] = Err(StoreError::database(
+                    "insert",
+                    sqlx::Error::Protocol(message.clone()),
+                ));
+            }
+        }
+    }
+}
+
+/// Where the chunks of one batch of records go: referenced where this
+/// process stored them (the cache, or an earlier record of the batch), or
+/// into one new pack per record. Shared by both insert paths, which differ
+/// only in how they run the SQL.
+pub(crate) struct PackPlan<'a> {
+    /// Per record, per chunk: the cache's entry, looked up before the
+    /// transaction so the lock is not held across it (one hash per chunk:
+    /// a chunk seen before costs nothing more).
+    known: Vec<Vec<Option<Cached>>>,
+    /// Chunks stored by this batch, for the records after the one that
+    /// stored them.
+    stored: BatchPlaces<'a>,
+}
+
+/// One record's chunks: the places found, and the texts still to store.
+pub(crate) struct PlanStep<'a> {
+    places: Vec<Option<Cached>>,
+    fresh: BatchPlaces<'a>,
+    fresh_texts: Vec<&'a str>,
+}
+
+impl PlanStep<'_> {
+    /// The new pack's body (a JSON array), if the record needs one.
+    pub(crate) fn pack_body(&self) -> Option<String> {
+        (!self.fresh_texts.is_empty()).then(|| json_array(self.fresh_texts.iter().copied()))
+    }
+}
+
+impl<'a> PackPlan<'a> {
+    pub(crate) fn new(packs: &Mutex<PackCache>, encoded: &[(usize, Columns<'a>)]) -> Self {
+        let cache = packs.lock().unwrap_or_else(PoisonError::into_inner);
+        let known = encoded
+            .iter()
+            .map(|(_, c)| {
+                c.chunk_texts
+                    .iter()
+                    .map(|&t| cache.get(t).copied())
+                    .collect()
+            })
+            .collect();
+        PackPlan {
+            known,
+            stored: BatchPlaces::default(),
+        }
+    }
+
+    /// Plans record `k` of the batch.
+    pub(crate) fn step(&self, k: usize, columns: &Columns<'a>) -> PlanStep<'a> {
+        let keep_ms = columns.keep_ms;
+        let usable = |c: Option<&Cached>| c.filter(|c| c.usable_until(keep_ms)).copied();
+        let places: Vec<Option<Cached>> = self.known[k]
+            .iter()
+            .zip(&columns.chunk_texts)
+            .map(|(known, text)| usable(known.as_ref()).or_else(|| usable(self.stored.get(text))))
+            .collect();
+        let mut fresh = BatchPlaces::default();
+        let mut fresh_texts: Vec<&str> = Vec::new();
+        for (&text, place) in columns.chunk_texts.iter().zip(&places) {
+            if place.is_none() && !fresh.contains_key(text) {
+                let place = Cached {
+                    pack_id: 0, // set once the pack row exists
+                    index: u32::try_from(fresh_texts.len()).unwrap_or(u32::MAX),
+                    kept_until_ms: keep_ms,
+                    hash: chunk_hash(text),
+                };
+                fresh.insert(text, place);
+                fresh_texts.push(text);
+            }
+        }
+        PlanStep {
+            places,
+            fresh,
+            fresh_texts,
+        }
+    }
+
+    /// Completes record `step` once its pack (if any) is `pack_id`: fills
+    /// the record's `chunk_refs`.
+    pub(crate) fn finish(
+        &mut self,
+        step: PlanStep<'a>,
+        pack_id: Option<i64>,
+        columns: &mut Columns<'a>,
+    ) -> Result<(), &'static str> {
+        let PlanStep {
+            mut places,
+            mut fresh,
+            ..
+        } = step;
+        if let Some(pack_id) = pack_id {
+            for place in fresh.values_mut() {
+                place.pack_id = pack_id;
+            }
+            for (&text, place) in columns.chunk_texts.iter().zip(&mut places) {
+                if place.is_none() {
+                    *place = fresh.get(text).copied();
+                }
+            }
+            self.stored.extend(fresh);
+        }
+        columns.chunk_refs.clear();
+        for place in places {
+            let place = place.ok_or("a chunk was neither reused nor stored")?;
+            ChunkRef {
+                pack_id: place.pack_id,
+                index: place.index,
+                hash: place.hash,
+            }
+            .encode_into(&mut columns.chunk_refs);
+        }
+        Ok(())
+    }
 }
 
 async fn open_sqlite_file(path: &std::path::Path) -> Result<SqlitePool, String> {

@@ -240,6 +240,67 @@ async fn check_duplicate(store: &Store) {
     );
 }
 
+/// `Store::commit` from many tasks at once: each caller gets its own
+/// result (a taken ID, a bad record), the rest all land with their chunks,
+/// and a chunk shared by every record is stored once.
+async fn check_commit(store: &Store, raw: Option<&Raw>) {
+    let marker = new_id();
+    let shared = json!({"chunk_id": "s", "content": format!("{marker} shared \"by\" all ✓")});
+    let full = full_record("acme");
+    store
+        .commit(full.clone())
+        .await
+        .expect("commit a full record");
+    assert_eq!(
+        store.get(&full.trace_id, None).await.expect("get"),
+        Some(full.clone())
+    );
+
+    let mut records = Vec::new();
+    for i in 0..40 {
+        let mut r = TraceRecord::new(new_id(), "verify");
+        r.question = Some(format!("question {i}"));
+        let own = json!({"chunk_id": format!("own-{i}"), "content": format!("{marker} own {i}")});
+        r.chunks = chunks(json!([shared, own]));
+        records.push(r);
+    }
+    let mut taken = records[3].clone();
+    taken.question = Some("a second record under a taken ID".into());
+    let mut invalid = TraceRecord::new(new_id(), "verify");
+    invalid.tenant = Some("nul\0tenant".into());
+    let mut tasks = Vec::new();
+    for r in records.iter().cloned() {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move { store.commit(r).await }));
+    }
+    for (i, task) in tasks.into_iter().enumerate() {
+        let result = task.await.expect("task");
+        assert!(result.is_ok(), "record {i}: {result:?}");
+    }
+    match store.commit(taken).await {
+        Err(StoreError::Duplicate { trace_id }) => assert_eq!(trace_id, records[3].trace_id),
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    assert!(matches!(
+        store.commit(invalid).await,
+        Err(StoreError::InvalidRecord {
+            field: "tenant",
+            ..
+        })
+    ),);
+    for r in &records {
+        assert_eq!(
+            store.get(&r.trace_id, None).await.expect("get").as_ref(),
+            Some(r)
+        );
+    }
+    if let Some(raw) = raw {
+        let packed: Vec<Value> = raw.packed_chunks_containing(&marker).await.concat();
+        assert_eq!(packed.len(), 41, "each chunk once: {packed:?}");
+        assert_eq!(packed.iter().filter(|c| **c == shared).count(), 1);
+    }
+}
+
 // ---- SQLite ---------------------------------------------------------------
 
 /// A batch commits its good records and reports the bad ones one by one.
@@ -278,6 +339,25 @@ async fn sqlite_batches_commit_good_records_and_report_bad_ones() {
     let store = open_file(dir.path()).await;
     check_batch(&store).await;
     store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_file_commits_from_many_tasks_through_its_writer_thread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_file(dir.path()).await;
+    check_commit(&store, Some(&Raw::sqlite(dir.path()).await)).await;
+    // Another store on the same file (another replica, the CLI) reads it all.
+    let other = open_file(dir.path()).await;
+    assert_eq!(other.list_recent(None, 100).await.expect("list").len(), 41);
+    drop(store);
+    other.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_store_commits_from_many_tasks() {
+    // A private database: no second connection can look at its packs.
+    let store = Store::open("sqlite::memory:").await.expect("open");
+    check_commit(&store, None).await;
 }
 
 #[tokio::test]
@@ -722,6 +802,13 @@ async fn postgres_roundtrip_isolation_and_duplicates() {
     check_tenant_isolation(&store).await;
     check_duplicate(&store).await;
     check_batch(&store).await;
+    check_commit(
+        &store,
+        Some(&Raw::Postgres(
+            sqlx::PgPool::connect(&url).await.expect("raw postgres"),
+        )),
+    )
+    .await;
     assert_eq!(
         store.durability().await.expect("durability").journal_mode,
         None

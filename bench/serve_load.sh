@@ -25,7 +25,8 @@
 # contract with it); then for each server and concurrency run wrk (--latency,
 # a Lua script POSTing the payload with `Authorization: Bearer <key>` and
 # counting non-2xx responses). Prints a markdown table (server, concurrency,
-# req/s, p50, p99, errors) and, with both servers, the groundcite/baseline
+# req/s, p50, p99, errors, server CPU time per request) and, with both
+# servers, the groundcite/baseline
 # req/s ratio per concurrency; also written to bench/out/serve_load.md
 # (wrk output and server logs: bench/out/serve_load-*.log). Exit status 1 if
 # any request failed (non-2xx, socket error or timeout). Both servers are
@@ -77,10 +78,16 @@ for s in $SERVERS; do
   fi
   for c in $CONCURRENCY; do
     gc_log "$s: c=$c for ${DURATION}s"
+    ticks0=$(gc_cpu_ticks "${GC_PIDS[$s]}")
     gc_wrk "${URL[$s]}" "$c" "$DURATION"
+    ticks1=$(gc_cpu_ticks "${GC_PIDS[$s]}")
     RPS[$s,$c]=$WRK_RPS
     (( WRK_ERRORS == 0 )) || failed=1
-    rows+=("| $s | $c | $WRK_RPS | $WRK_P50_MS | $WRK_P99_MS | $WRK_ERRORS |")
+    # Server CPU (user + system, all threads) per request: steadier than
+    # req/s on a machine whose speed drifts, and what a change saves.
+    cpu=$(awk -v t="$((ticks1 - ticks0))" -v hz="$(getconf CLK_TCK)" -v n="$WRK_REQUESTS" \
+      'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e6 / n; else printf "n/a" }')
+    rows+=("| $s | $c | $WRK_RPS | $WRK_P50_MS | $WRK_P99_MS | $WRK_ERRORS | $cpu |")
     kill -0 "${GC_PIDS[$s]}" 2>/dev/null || { echo "error: $s died during the run" >&2; exit 1; }
   done
 done

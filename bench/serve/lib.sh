@@ -261,6 +261,12 @@ gc_wrk_parse() { # wrk-output
   WRK_ERRORS=$(( $(sed -E 's/.* non2xx=([0-9]+).*/\1/' <<<"$line") + $(sed -E 's/.* sock_errors=([0-9]+).*/\1/' <<<"$line") ))
 }
 
+# CPU time (user + system, clock ticks) of a process and its threads so
+# far; 0 when it is gone. The baseline's uvicorn is one process (1 worker).
+gc_cpu_ticks() { # pid
+  awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
 gc_port_free() { # host:port
   ! (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null
 }

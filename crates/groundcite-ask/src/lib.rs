@@ -319,7 +319,7 @@ impl Asked {
             .filter_map(|w| serde_json::to_value(w.code).ok())
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect();
-        record.contract = serde_json::to_value(&self.contract).ok();
+        record.contract = groundcite_store::JsonText::serialize(&self.contract).ok();
         record
     }
 }

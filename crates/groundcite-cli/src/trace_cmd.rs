@@ -158,7 +158,7 @@ fn write_summary(out: &mut impl Write, r: &TraceRecord) -> anyhow::Result<()> {
         writeln!(out, "raw       {raw}")?;
     }
     if let Some(c) = &r.contract {
-        match serde_json::from_value::<Contract>(c.clone()) {
+        match c.parse::<Contract>() {
             Ok(c) => {
                 writeln!(out)?;
                 out.write_all(render_text(&c).as_bytes())?;

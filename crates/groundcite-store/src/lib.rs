@@ -14,7 +14,8 @@
 //!   service's group commit (concurrent commits share one transaction and
 //!   one disk sync; a SQLite file is written by a dedicated thread).
 //! - [`TraceRecord`]: one trace; [`TraceSummary`]: one line of a listing.
-//! - [`TraceChunks`]: a trace's chunks, each kept as its JSON text.
+//! - [`TraceChunks`]: a trace's chunks, each kept as its JSON text;
+//!   [`JsonText`]: its contract, kept as the text sent to the client.
 //! - [`StoreError`]: every failure, never carrying a database password
 //!   ([`redact_url`] is how URLs are shown).
 //!
@@ -98,6 +99,7 @@ mod migrate;
 mod record;
 mod reverify;
 mod store;
+mod text;
 mod url;
 mod writer;
 
@@ -106,4 +108,5 @@ pub use error::StoreError;
 pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, validate_trace_id};
 pub use reverify::{Reverified, reverify};
 pub use store::{Durability, Store};
+pub use text::JsonText;
 pub use url::redact_url;

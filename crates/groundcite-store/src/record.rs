@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::chunks::{ChunkRef, TraceChunks};
 use crate::error::StoreError;
+use crate::text::JsonText;
 
 /// One recorded request: everything needed to show what happened and to
 /// re-verify the answer later (same chunks, same raw output, same options).
@@ -35,8 +36,8 @@ pub struct TraceRecord {
     pub schema_hash: Option<String>,
     /// The model's raw output, exactly as received.
     pub raw_output: Option<String>,
-    /// The contract v1 payload that was returned.
-    pub contract: Option<Value>,
+    /// The contract v1 payload that was returned, as the JSON text sent.
+    pub contract: Option<JsonText>,
     /// Warning codes raised while verifying.
     pub warnings: Vec<String>,
     /// Provider name (`"openai"`, `"anthropic"`, `"local"`, …).
@@ -85,7 +86,17 @@ impl TraceRecord {
     /// Whether the contract says the question was answerable, when there is
     /// a contract with a boolean `answerable`.
     pub fn answerable(&self) -> Option<bool> {
-        self.contract.as_ref()?.get("answerable")?.as_bool()
+        /// The one field looked at; the rest is skipped, not built.
+        #[derive(Deserialize)]
+        struct Head {
+            answerable: Option<bool>,
+        }
+        let contract = self.contract.as_ref()?;
+        // Only an object has fields (serde would also read `Head` from an array).
+        if !contract.as_str().trim_start().starts_with('{') {
+            return None;
+        }
+        contract.parse::<Head>().ok()?.answerable
     }
 }
 
@@ -150,7 +161,7 @@ pub(crate) struct Columns<'a> {
     pub prompt: Option<String>,
     pub schema_hash: Option<&'a str>,
     pub raw_output: Option<&'a [u8]>,
-    pub contract: Option<String>,
+    pub contract: Option<&'a str>,
     pub warnings: String,
     pub provider: Option<&'a str>,
     pub model: Option<&'a str>,
@@ -209,7 +220,7 @@ impl<'a> Columns<'a> {
             prompt: record.prompt.as_ref().map(json),
             schema_hash: record.schema_hash.as_deref(),
             raw_output: record.raw_output.as_deref().map(str::as_bytes),
-            contract: record.contract.as_ref().map(json),
+            contract: record.contract.as_ref().map(JsonText::as_str),
             warnings: json(&Value::from(record.warnings.clone())),
             provider: record.provider.as_deref(),
             model: record.model.as_deref(),
@@ -325,7 +336,10 @@ impl StoredRow {
             chunks,
             prompt: opt_json("prompt", self.prompt)?,
             raw_output: text(id, "raw_output", self.raw_output)?,
-            contract: opt_json("contract", self.contract)?,
+            contract: self
+                .contract
+                .map(|text| JsonText::parse_text(text).map_err(|e| corrupt(id, "contract", e)))
+                .transpose()?,
             warnings: json(id, "warnings", &self.warnings)?,
             options: json(id, "options", &self.options)?,
             timings: json(id, "timings", &self.timings)?,
@@ -390,7 +404,15 @@ mod tests {
     fn answerable_comes_from_the_contract() {
         let mut record = TraceRecord::new("t", "ask");
         assert_eq!(record.answerable(), None);
-        record.contract = Some(serde_json::json!({"answerable": false}));
+        record.contract = Some(JsonText::from_value(
+            &serde_json::json!({"answerable": false}),
+        ));
         assert_eq!(record.answerable(), Some(false));
+        record.contract = Some(JsonText::from_value(
+            &serde_json::json!({"answerable": "no"}),
+        ));
+        assert_eq!(record.answerable(), None);
+        record.contract = Some(JsonText::from_value(&serde_json::json!([true])));
+        assert_eq!(record.answerable(), None);
     }
 }

@@ -7,6 +7,7 @@ use groundcite_core::{
     verify_with,
 };
 
+use crate::JsonText;
 use crate::record::TraceRecord;
 
 /// The outcome of [`reverify`].
@@ -43,10 +44,11 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
         .parse()
         .map_err(|e| format!("the trace's chunks: {e}"))?;
     let chunks = ChunkSet::new(chunks).map_err(|e| format!("the trace's chunks: {e}"))?;
-    let stored = record.contract.as_ref();
+    let stored = record.contract.as_ref().map(JsonText::to_value);
     let provenance = Provenance {
         trace_id: record.trace_id.clone(),
         created_at: stored
+            .as_ref()
             .and_then(|c| c.get("created_at"))
             .and_then(|v| v.as_str())
             .map_or_else(|| record.created_at.to_string(), str::to_string),
@@ -67,7 +69,9 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
             Some(format!("the stored raw output is not a valid answer ({e})")),
         ),
     };
-    let same = stored.is_some_and(|s| serde_json::to_value(&contract).is_ok_and(|c| &c == s));
+    // Compared as values, not texts: traces written before contracts were
+    // kept as text may spell the same JSON differently.
+    let same = stored.is_some_and(|s| serde_json::to_value(&contract).is_ok_and(|c| c == s));
     Ok(Reverified {
         contract,
         same,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use groundcite_store::{Store, StoreError, TraceChunks, TraceRecord};
+use groundcite_store::{JsonText, Store, StoreError, TraceChunks, TraceRecord};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
@@ -94,9 +94,9 @@ fn full_record(tenant: &str) -> TraceRecord {
     ]));
     record.schema_hash = Some("sha256:0f1e2d".into());
     record.raw_output = Some(arbitrary_text(1 << 20));
-    record.contract = Some(
-        json!({"version": 1, "answerable": true, "claims": [{"text": "Öffnen", "citations": []}]}),
-    );
+    record.contract = Some(JsonText::from_value(
+        &json!({"version": 1, "answerable": true, "claims": [{"text": "Öffnen", "citations": []}]}),
+    ));
     record.warnings = vec!["quote_normalized".into(), "claims_dropped".into()];
     record.provider = Some("openai".into());
     record.model = Some("gpt-4.1-mini".into());

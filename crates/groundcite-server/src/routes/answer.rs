@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use groundcite_core::{Chunk, ChunkSet, ClaimOutcome, ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::{self, AnswerError, AnswerSettings, Answered};
 use groundcite_providers::{Backend, GenerationRequest, ProviderError};
-use groundcite_store::{TraceChunks, TraceRecord};
+use groundcite_store::{JsonText, TraceChunks, TraceRecord};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
@@ -258,6 +258,7 @@ impl Job {
                 );
                 let claims_in = claims_in(&answered);
                 fill(&mut record, &answered, self.started)?;
+                let response = record.contract.as_ref().map(super::json_text_response);
                 self.state
                     .commit(record)
                     .await
@@ -268,7 +269,7 @@ impl Job {
                     claims_in,
                     &answered.contract,
                 );
-                Ok(Json(answered.contract).into_response())
+                Ok(response.unwrap_or_else(|| Json(answered.contract).into_response()))
             }
             Err(AnswerError::Cancelled) => Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
@@ -336,7 +337,7 @@ fn fill(record: &mut TraceRecord, a: &Answered, started: Instant) -> Result<(), 
     record.provider_request_id = a.request_id.clone();
     record.error = a.error.as_ref().map(ProviderError::summary);
     record.warnings = warning_codes(&a.contract);
-    record.contract = Some(serde_json::to_value(&a.contract).map_err(ApiError::internal)?);
+    record.contract = Some(JsonText::serialize(&a.contract).map_err(ApiError::internal)?);
     record.timings = json!({
         "generate_ms": a.generate_time.as_secs_f64() * 1000.0,
         "total_ms": ms(started),

@@ -285,6 +285,15 @@ pub(crate) fn trace_id(client: Option<String>, request: &RequestId) -> Result<St
 }
 
 /// A JSON response carrying `X-Trace-Id`.
+/// A JSON response of `text` as it is (the contract exactly as stored).
+pub(crate) fn json_text_response(text: &groundcite_store::JsonText) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        text.as_str().to_owned(),
+    )
+        .into_response()
+}
+
 pub(crate) fn with_trace_header(mut response: Response, trace_id: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(trace_id) {
         response.headers_mut().insert("x-trace-id", v);

@@ -1,15 +1,14 @@
 //! `POST /v1/verify`, `/v1/parse`, `/v1/convert`: answers produced
 //! elsewhere, verified with the one rule and traced.
 
-use axum::Json;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use groundcite_core::native::{self, NativeFormat, NativeInput, anthropic};
 use groundcite_core::{
     Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, prose,
     verify_with,
 };
-use groundcite_store::{TraceChunks, TraceRecord};
+use groundcite_store::{JsonText, TraceChunks, TraceRecord};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -92,7 +91,10 @@ impl Verified<'_> {
         record.options = self.options;
         record.warnings = warning_codes(&contract);
         let trace_id = contract.trace_id.clone();
-        record.contract = Some(serde_json::to_value(&contract).map_err(ApiError::internal)?);
+        // Serialized once: the stored contract and the response are the same bytes.
+        let text = JsonText::serialize(&contract).map_err(ApiError::internal)?;
+        let response = super::json_text_response(&text);
+        record.contract = Some(text);
         state
             .commit(record)
             .await
@@ -103,10 +105,7 @@ impl Verified<'_> {
             self.claims_in,
             &contract,
         );
-        Ok(super::with_trace_header(
-            Json(contract).into_response(),
-            &trace_id,
-        ))
+        Ok(super::with_trace_header(response, &trace_id))
     }
 }
 

@@ -22,7 +22,7 @@
 # bench/data/workload.jsonl (generated as bench/verify_batch.sh does when
 # missing); start the selected servers on loopback with a random API key and
 # wait for GET /healthz; smoke-check each (401 without the key, 200 and a
-# contract with it); then for each server and concurrency run wrk (--latency,
+# contract with it); warm each up; then for each concurrency and server run wrk (--latency,
 # a Lua script POSTing the payload with `Authorization: Bearer <key>` and
 # counting non-2xx responses). Prints a markdown table (server, concurrency,
 # req/s, p50, p99, errors, server CPU time per request) and, with both
@@ -68,15 +68,19 @@ for s in $SERVERS; do
   gc_smoke "$s" "${URL[$s]}"
 done
 
-declare -A RPS=()
+declare -A RPS=() ROW=()
 failed=0
-rows=()
 for s in $SERVERS; do
   if (( WARMUP > 0 )); then
     gc_log "$s: warm-up ${WARMUP}s at c=8"
     gc_wrk "${URL[$s]}" 8 "$WARMUP"
   fi
-  for c in $CONCURRENCY; do
+done
+# Interleaved (each concurrency, then each server): the machine's speed
+# drifts over minutes on a shared host, and a ratio should compare runs
+# made close together.
+for c in $CONCURRENCY; do
+  for s in $SERVERS; do
     gc_log "$s: c=$c for ${DURATION}s"
     ticks0=$(gc_cpu_ticks "${GC_PIDS[$s]}")
     gc_wrk "${URL[$s]}" "$c" "$DURATION"
@@ -87,8 +91,14 @@ for s in $SERVERS; do
     # req/s on a machine whose speed drifts, and what a change saves.
     cpu=$(awk -v t="$((ticks1 - ticks0))" -v hz="$(getconf CLK_TCK)" -v n="$WRK_REQUESTS" \
       'BEGIN { if (n > 0) printf "%.0f", t / hz * 1e6 / n; else printf "n/a" }')
-    rows+=("| $s | $c | $WRK_RPS | $WRK_P50_MS | $WRK_P99_MS | $WRK_ERRORS | $cpu |")
+    ROW[$s,$c]="| $s | $c | $WRK_RPS | $WRK_P50_MS | $WRK_P99_MS | $WRK_ERRORS | $cpu |"
     kill -0 "${GC_PIDS[$s]}" 2>/dev/null || { echo "error: $s died during the run" >&2; exit 1; }
+  done
+done
+rows=()
+for s in $SERVERS; do
+  for c in $CONCURRENCY; do
+    rows+=("${ROW[$s,$c]}")
   done
 done
 

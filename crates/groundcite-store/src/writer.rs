@@ -56,17 +56,10 @@ impl Committer {
             let mut batch: Vec<Pending> = Vec::with_capacity(MAX_BATCH);
             while let Some(first) = rx.recv().await {
                 batch.push(first);
-                while batch.len() < MAX_BATCH {
-                    match rx.try_recv() {
-                        Ok(p) => batch.push(p),
-                        Err(_) => break,
-                    }
-                }
+                fill(&mut batch, || rx.try_recv().ok());
                 let records: Vec<&TraceRecord> = batch.iter().map(|(r, _)| r).collect();
                 let results = pool_store.insert_many(&records).await;
-                for ((_, done), result) in batch.drain(..).zip(results) {
-                    let _ = done.send(result);
-                }
+                answer(&mut batch, results);
             }
         });
         Committer::Task(queue)
@@ -111,17 +104,29 @@ fn run_thread(
     let mut batch: Vec<Pending> = Vec::with_capacity(MAX_BATCH);
     while let Ok(first) = rx.recv() {
         batch.push(first);
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(p) => batch.push(p),
-                Err(_) => break,
-            }
-        }
+        fill(&mut batch, || rx.try_recv().ok());
         let records: Vec<&TraceRecord> = batch.iter().map(|(r, _)| r).collect();
         let results = insert_sync(&mut conn, packs, &records);
-        for ((_, done), result) in batch.drain(..).zip(results) {
-            let _ = done.send(result);
+        answer(&mut batch, results);
+    }
+}
+
+/// Adds to `batch` what is already queued (`next` never waits), up to
+/// [`MAX_BATCH`]: the records that arrived during the last commit.
+fn fill(batch: &mut Vec<Pending>, mut next: impl FnMut() -> Option<Pending>) {
+    while batch.len() < MAX_BATCH {
+        match next() {
+            Some(p) => batch.push(p),
+            None => break,
         }
+    }
+}
+
+/// Answers each caller of `batch` (which is left empty) with its result.
+fn answer(batch: &mut Vec<Pending>, results: Vec<Result<(), StoreError>>) {
+    for ((_, done), result) in batch.drain(..).zip(results) {
+        // A caller that went away (client disconnected) needs no answer.
+        let _ = done.send(result);
     }
 }
 

@@ -450,15 +450,19 @@ async fn rows_from_before_chunk_packs_still_read() {
 }
 
 #[tokio::test]
-async fn missing_mangled_or_altered_chunks_are_corruption() {
+async fn missing_mangled_or_altered_chunks_or_contracts_are_corruption() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = open_file(dir.path()).await;
     let raw = Raw::sqlite(dir.path()).await;
-    for id in ["gone", "short", "altered"] {
+    for id in ["gone", "short", "altered", "contract"] {
         let mut record = TraceRecord::new(id, "verify");
         record.chunks = chunks(json!([{"chunk_id": id, "content": format!("text of {id}")}]));
+        record.contract = Some(JsonText::from_value(&json!({"answerable": true})));
         store.insert(&record).await.expect("insert");
     }
+    // A contract that is no longer JSON (the text is what the client got).
+    raw.execute("UPDATE groundcite_traces SET contract = '{\"answerable\": tru' WHERE trace_id = 'contract'")
+        .await;
     raw.execute("DELETE FROM groundcite_chunk_packs WHERE body LIKE '%text of gone%'")
         .await;
     raw.execute("UPDATE groundcite_traces SET chunk_refs = X'0102' WHERE trace_id = 'short'")
@@ -467,7 +471,7 @@ async fn missing_mangled_or_altered_chunks_are_corruption() {
         "UPDATE groundcite_chunk_packs SET body = replace(body, 'text of altered', 'text of changed')",
     )
     .await;
-    for id in ["gone", "short", "altered"] {
+    for id in ["gone", "short", "altered", "contract"] {
         let err = store.get(id, None).await.expect_err("corrupt");
         assert!(
             matches!(&err, StoreError::Corrupt { trace_id, .. } if trace_id == id),

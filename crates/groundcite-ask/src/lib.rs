@@ -274,7 +274,6 @@ impl Asked {
     ) -> TraceRecord {
         let mut record = TraceRecord::new(trace_id, kind);
         record.question = Some(question.to_string());
-        // Serializing a chunk (strings and numbers) cannot fail.
         record.chunks = TraceChunks::from_chunks(self.retrieval.chunks.chunks());
         if let Some(request) = &self.request {
             record.prompt = Some(json!({"system": request.system, "user": request.user}));

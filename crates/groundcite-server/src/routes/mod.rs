@@ -284,7 +284,6 @@ pub(crate) fn trace_id(client: Option<String>, request: &RequestId) -> Result<St
     }
 }
 
-/// A JSON response carrying `X-Trace-Id`.
 /// A JSON response of `text` as it is (the contract exactly as stored).
 pub(crate) fn json_text_response(text: &groundcite_store::JsonText) -> Response {
     (
@@ -294,6 +293,7 @@ pub(crate) fn json_text_response(text: &groundcite_store::JsonText) -> Response 
         .into_response()
 }
 
+/// A JSON response carrying `X-Trace-Id`.
 pub(crate) fn with_trace_header(mut response: Response, trace_id: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(trace_id) {
         response.headers_mut().insert("x-trace-id", v);

@@ -105,8 +105,8 @@ done
 {
   echo "POST /v1/verify; payload $(wc -c < "$GC_PAYLOAD") bytes; ${DURATION}s per run; $(nproc) CPUs; baseline workers: $BASELINE_WORKERS"
   echo
-  echo "| server | concurrency | req/s | p50 (ms) | p99 (ms) | errors |"
-  echo "|---|---:|---:|---:|---:|---:|"
+  echo "| server | concurrency | req/s | p50 (ms) | p99 (ms) | errors | server CPU µs/req |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
   if [ "$ONLY" = both ]; then
     echo

@@ -168,7 +168,16 @@ impl AppState {
     /// Concurrent commits share one transaction (see [`Store::commit`]).
     pub(crate) async fn commit(&self, record: TraceRecord) -> Result<(), ApiError> {
         let trace_id = record.trace_id.clone();
-        match self.0.store.commit(record).await {
+        // One request in flight (its own permit): nothing else would run
+        // on this thread while it waits for the disk, so the store may
+        // commit here rather than hop to its writer thread and back.
+        let alone = self.0.requests.available_permits() + 1 >= self.0.limits.max_concurrency.max(1);
+        let committed = if alone {
+            self.0.store.commit_alone(record).await
+        } else {
+            self.0.store.commit(record).await
+        };
+        match committed {
             Ok(()) => Ok(()),
             Err(StoreError::Duplicate { .. }) => Err(ApiError::new(
                 StatusCode::CONFLICT,

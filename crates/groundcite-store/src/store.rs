@@ -437,6 +437,20 @@ impl Store {
             .await
     }
 
+    /// [`Store::commit`] for a caller that knows no other work is waiting
+    /// on its thread (a service with one request in flight). With a SQLite
+    /// file whose writer is idle, the transaction runs on the calling
+    /// thread, blocking it for the disk sync but sparing the hop to the
+    /// writer thread and back; otherwise this is [`Store::commit`]. Same
+    /// guarantee: when this returns `Ok`, the trace is committed.
+    pub async fn commit_alone(&self, record: TraceRecord) -> Result<(), StoreError> {
+        self.slot
+            .committer
+            .get_or_init(|| Committer::start(self, self.slot.sqlite_file.as_deref()))
+            .commit_alone(record)
+            .await
+    }
+
     /// The reuse cache, for the writer thread.
     pub(crate) fn packs(&self) -> Arc<Mutex<PackCache>> {
         Arc::clone(&self.packs)

@@ -28,8 +28,9 @@ type Pending = (TraceRecord, oneshot::Sender<Result<(), StoreError>>);
 /// Where [`Store::commit`] sends records; made on first use, in the
 /// caller's runtime.
 pub(crate) enum Committer {
-    /// The writer thread of a SQLite file.
-    Thread(std::sync::mpsc::Sender<Pending>),
+    /// The writer thread of a SQLite file, and the connection it shares
+    /// with [`Committer::commit_alone`].
+    Thread(std::sync::mpsc::Sender<Pending>, Arc<Writer>),
     /// A task batching over the pool (PostgreSQL, in-memory SQLite).
     Task(mpsc::Sender<Pending>),
 }
@@ -42,12 +43,16 @@ impl Committer {
         // has it open); commits then still work, through the pool.
         if let Some(conn) = sqlite_file.and_then(|path| open_writer(path).ok()) {
             let (queue, rx) = std::sync::mpsc::channel();
-            let packs = store.packs();
+            let writer = Arc::new(Writer {
+                conn: Mutex::new(conn),
+                packs: store.packs(),
+            });
+            let thread_writer = Arc::clone(&writer);
             let spawned = std::thread::Builder::new()
                 .name("groundcite-trace-writer".into())
-                .spawn(move || run_thread(conn, rx, &packs));
+                .spawn(move || run_thread(&thread_writer, rx));
             if spawned.is_ok() {
-                return Committer::Thread(queue);
+                return Committer::Thread(queue, writer);
             }
         }
         let (queue, mut rx) = mpsc::channel::<Pending>(4 * MAX_BATCH);
@@ -69,7 +74,7 @@ impl Committer {
     pub(crate) async fn commit(&self, record: TraceRecord) -> Result<(), StoreError> {
         let (done, wait) = oneshot::channel();
         let sent = match self {
-            Committer::Thread(queue) => queue.send((record, done)).is_ok(),
+            Committer::Thread(queue, _) => queue.send((record, done)).is_ok(),
             Committer::Task(queue) => queue.send((record, done)).await.is_ok(),
         };
         let gone = || StoreError::InvalidRecord {
@@ -81,6 +86,30 @@ impl Committer {
         }
         wait.await.map_err(|_| gone())?
     }
+
+    /// [`Committer::commit`] for a caller with nothing else to do: when the
+    /// SQLite writer is idle, the transaction runs on the calling thread.
+    /// That saves the hop to the writer thread and back, two wake-ups that
+    /// at one client cost about as much as the statements. It blocks the
+    /// thread for the disk sync, which is why it is only for a caller that
+    /// knows no other work waits on it; when the writer is busy, the
+    /// record is queued as usual and shares the next transaction.
+    pub(crate) async fn commit_alone(&self, record: TraceRecord) -> Result<(), StoreError> {
+        if let Committer::Thread(_, writer) = self
+            && let Ok(mut conn) = writer.conn.try_lock()
+        {
+            return insert_sync(&mut conn, &writer.packs, &[&record])
+                .pop()
+                .unwrap_or(Ok(()));
+        }
+        self.commit(record).await
+    }
+}
+
+/// What the writer thread and [`Committer::commit_alone`] share.
+pub(crate) struct Writer {
+    conn: Mutex<rusqlite::Connection>,
+    packs: Arc<Mutex<PackCache>>,
 }
 
 /// The writer thread's connection: the same durability settings as the
@@ -96,17 +125,17 @@ pub(crate) fn open_writer(path: &Path) -> rusqlite::Result<rusqlite::Connection>
     Ok(conn)
 }
 
-fn run_thread(
-    mut conn: rusqlite::Connection,
-    rx: std::sync::mpsc::Receiver<Pending>,
-    packs: &Mutex<PackCache>,
-) {
+fn run_thread(writer: &Writer, rx: std::sync::mpsc::Receiver<Pending>) {
     let mut batch: Vec<Pending> = Vec::with_capacity(MAX_BATCH);
     while let Ok(first) = rx.recv() {
         batch.push(first);
         fill(&mut batch, || rx.try_recv().ok());
         let records: Vec<&TraceRecord> = batch.iter().map(|(r, _)| r).collect();
-        let results = insert_sync(&mut conn, packs, &records);
+        // A poisoned lock only means a panic elsewhere; the connection is
+        // still usable (a transaction cut short rolls back).
+        let mut conn = writer.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let results = insert_sync(&mut conn, &writer.packs, &records);
+        drop(conn);
         answer(&mut batch, results);
     }
 }

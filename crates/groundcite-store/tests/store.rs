@@ -240,9 +240,10 @@ async fn check_duplicate(store: &Store) {
     );
 }
 
-/// `Store::commit` from many tasks at once: each caller gets its own
-/// result (a taken ID, a bad record), the rest all land with their chunks,
-/// and a chunk shared by every record is stored once.
+/// `Store::commit` and `Store::commit_alone` from many tasks at once:
+/// each caller gets its own result (a taken ID, a bad record), the rest
+/// all land with their chunks, and a chunk shared by every record is
+/// stored once.
 async fn check_commit(store: &Store, raw: Option<&Raw>) {
     let marker = new_id();
     let shared = json!({"chunk_id": "s", "content": format!("{marker} shared \"by\" all ✓")});
@@ -269,18 +270,37 @@ async fn check_commit(store: &Store, raw: Option<&Raw>) {
     let mut invalid = TraceRecord::new(new_id(), "verify");
     invalid.tenant = Some("nul\0tenant".into());
     let mut tasks = Vec::new();
-    for r in records.iter().cloned() {
+    for (i, r) in records.iter().cloned().enumerate() {
         let store = store.clone();
-        tasks.push(tokio::spawn(async move { store.commit(r).await }));
+        // Half commit on their own thread when the writer is free, half
+        // queue: the two paths share one connection and one cache.
+        tasks.push(tokio::spawn(async move {
+            if i % 2 == 0 {
+                store.commit_alone(r).await
+            } else {
+                store.commit(r).await
+            }
+        }));
     }
     for (i, task) in tasks.into_iter().enumerate() {
         let result = task.await.expect("task");
         assert!(result.is_ok(), "record {i}: {result:?}");
     }
-    match store.commit(taken).await {
+    match store.commit(taken.clone()).await {
         Err(StoreError::Duplicate { trace_id }) => assert_eq!(trace_id, records[3].trace_id),
         other => panic!("expected Duplicate, got {other:?}"),
     }
+    match store.commit_alone(taken).await {
+        Err(StoreError::Duplicate { trace_id }) => assert_eq!(trace_id, records[3].trace_id),
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    assert!(matches!(
+        store.commit_alone(invalid.clone()).await,
+        Err(StoreError::InvalidRecord {
+            field: "tenant",
+            ..
+        })
+    ),);
     assert!(matches!(
         store.commit(invalid).await,
         Err(StoreError::InvalidRecord {

@@ -238,6 +238,14 @@ pub async fn serve(addr: SocketAddr, state: AppState, warmup: bool) -> std::io::
         tokio::spawn(async move { retention_loop(store_state, keep).await });
     }
     let app = crate::routes::app(state.clone());
+    // Streamed claims go out as small writes, one per event: with Nagle's
+    // algorithm each would wait for the client's (possibly delayed) ACK
+    // of the one before.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await?;

@@ -12,7 +12,9 @@
 //! - [`Store`]: opened from a URL ([`Store::open`]); `insert`, `get`,
 //!   `list_recent`, `purge_older_than`, and [`Store::commit`], the
 //!   service's group commit (concurrent commits share one transaction and
-//!   one disk sync; a SQLite file is written by a dedicated thread).
+//!   one disk sync; a SQLite file is written by a dedicated thread), and
+//!   [`Store::commit_alone`] for a caller with nothing else to run (it
+//!   commits on its own thread when that writer is idle).
 //! - [`TraceRecord`]: one trace; [`TraceSummary`]: one line of a listing.
 //! - [`TraceChunks`]: a trace's chunks, each kept as its JSON text;
 //!   [`JsonText`]: its contract, kept as the text sent to the client.

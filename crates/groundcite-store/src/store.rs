@@ -430,11 +430,7 @@ impl Store {
     /// batch in a task on the current Tokio runtime. Either starts on the
     /// first call and stops when the last clone of the store is dropped.
     pub async fn commit(&self, record: TraceRecord) -> Result<(), StoreError> {
-        self.slot
-            .committer
-            .get_or_init(|| Committer::start(self, self.slot.sqlite_file.as_deref()))
-            .commit(record)
-            .await
+        self.committer().commit(record).await
     }
 
     /// [`Store::commit`] for a caller that knows no other work is waiting
@@ -444,11 +440,14 @@ impl Store {
     /// writer thread and back; otherwise this is [`Store::commit`]. Same
     /// guarantee: when this returns `Ok`, the trace is committed.
     pub async fn commit_alone(&self, record: TraceRecord) -> Result<(), StoreError> {
+        self.committer().commit_alone(record).await
+    }
+
+    /// The committer, started on first use.
+    fn committer(&self) -> &Committer {
         self.slot
             .committer
             .get_or_init(|| Committer::start(self, self.slot.sqlite_file.as_deref()))
-            .commit_alone(record)
-            .await
     }
 
     /// The reuse cache, for the writer thread.

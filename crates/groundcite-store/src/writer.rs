@@ -98,9 +98,14 @@ impl Committer {
         if let Committer::Thread(_, writer) = self
             && let Ok(mut conn) = writer.conn.try_lock()
         {
+            // One result per record; were it missing, nothing is known
+            // to be committed.
             return insert_sync(&mut conn, &writer.packs, &[&record])
                 .pop()
-                .unwrap_or(Ok(()));
+                .unwrap_or(Err(StoreError::InvalidRecord {
+                    field: "trace_id",
+                    reason: "could not be written: the writer returned no result",
+                }));
         }
         self.commit(record).await
     }

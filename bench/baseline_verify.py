@@ -192,6 +192,7 @@ def verify(request: dict) -> dict:
     kept_claims = []
     refs = {}  # chunk position -> footnote number
     ref_order = []
+    kept_texts = {}  # normalized text of a kept claim -> its index
 
     if not answerable:
         if claims_in:
@@ -207,6 +208,12 @@ def verify(request: dict) -> dict:
             cits = claim["citations"]
             if not text:
                 warnings.append(warning("empty_claim_text", index, None, None, f"Claim {index} has no text."))
+                continue
+            norm_text = normalize(text)
+            if norm_text in kept_texts:
+                warnings.append(
+                    warning("duplicate_claim", index, None, None, f"Claim {index} repeats claim {kept_texts[norm_text]}.")
+                )
                 continue
             if not cits:
                 warnings.append(
@@ -276,6 +283,7 @@ def verify(request: dict) -> dict:
                 c["ref"] = ref
             warnings.extend(claim_warnings)
             kept_claims.append({"index": index, "text": text, "citations": [c for _, c in kept]})
+            kept_texts[norm_text] = index
 
     refusal = "R1" if not answerable else ("R2" if not kept_claims else None)
     contract = {

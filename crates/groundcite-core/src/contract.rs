@@ -197,6 +197,10 @@ pub enum WarningCode {
     DuplicateCitation,
     /// A claim had no text.
     EmptyClaimText,
+    /// A claim's text repeats a claim kept earlier in the same answer (the
+    /// same text under the matching rule's normalization); the repeat was
+    /// dropped unchecked. Not a verification failure.
+    DuplicateClaim,
     /// A claim came with no citation at all.
     ClaimWithoutCitations,
     /// Every citation of a claim was dropped.
@@ -256,6 +260,7 @@ impl WarningCode {
             WarningCode::QuoteNotFound => "quote_not_found",
             WarningCode::DuplicateCitation => "duplicate_citation",
             WarningCode::EmptyClaimText => "empty_claim_text",
+            WarningCode::DuplicateClaim => "duplicate_claim",
             WarningCode::ClaimWithoutCitations => "claim_without_citations",
             WarningCode::ClaimUnsupported => "claim_unsupported",
             WarningCode::ClaimsOnUnanswerable => "claims_on_unanswerable",

@@ -3,6 +3,8 @@
 //! [`verify`] checks a whole [`GroundedAnswer`]; [`Verifier`] does the same
 //! one claim at a time, for streams, and gives the same result.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::contract::{
@@ -10,7 +12,9 @@ use crate::contract::{
     RefusalCode, Source, Warning, WarningCode, safe_source_url,
 };
 use crate::model::{ChunkSet, Claim, GroundedAnswer};
-use crate::normalize::{LazyNormalized, MatchKind, MatchProfile, QuoteVerdict, find_quote_in};
+use crate::normalize::{
+    LazyNormalized, MatchKind, MatchProfile, QuoteVerdict, find_quote_in, normalize,
+};
 use crate::quantity;
 
 /// Verifies `answer` against the retrieved `chunks` and builds contract v1,
@@ -124,6 +128,8 @@ pub struct Verifier<'a> {
     /// Chunk positions in footnote order.
     ref_order: Vec<usize>,
     claims: Vec<ContractClaim>,
+    /// Normalized text of each kept claim → its index, to drop repeats.
+    kept_texts: HashMap<String, usize>,
     warnings: Vec<Warning>,
     stats: VerifyStats,
 }
@@ -143,6 +149,7 @@ impl<'a> Verifier<'a> {
             refs: vec![0; chunks.len()],
             ref_order: Vec::new(),
             claims: Vec::new(),
+            kept_texts: HashMap::new(),
             warnings: Vec::new(),
             stats: VerifyStats::default(),
         }
@@ -216,6 +223,21 @@ impl<'a> Verifier<'a> {
                 None,
                 None,
                 format!("Claim {index} has no text and was dropped."),
+            ));
+            return self.dropped(warnings);
+        }
+        // A word-for-word repeat of a kept claim (small models loop) would
+        // show the reader the same sentence twice. Dropped before its
+        // citations are checked, and not counted as failed: nothing in it
+        // was unverified. Only kept claims count, so a repeat of a dropped
+        // claim is verified on its own.
+        let normalized_text = normalize(text.trim(), self.profile);
+        if let Some(&first) = self.kept_texts.get(&normalized_text) {
+            warnings.push(warn(
+                WarningCode::DuplicateClaim,
+                None,
+                None,
+                format!("Claim {index} repeats claim {first} and was dropped."),
             ));
             return self.dropped(warnings);
         }
@@ -407,6 +429,7 @@ impl<'a> Verifier<'a> {
             quantities,
         };
         self.warnings.extend(warnings);
+        self.kept_texts.insert(normalized_text, index);
         self.claims.push(verified);
         true
     }

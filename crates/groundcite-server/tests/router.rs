@@ -1078,6 +1078,58 @@ async fn ask_gates_questions_the_documents_cannot_answer() {
     assert!(m.contains("groundcite_unanswerable_total"), "{m}");
 }
 
+/// The relevance gate answers without the model, so a gated question needs
+/// no generation slot: off-topic traffic neither waits for nor takes one.
+#[tokio::test]
+async fn a_gated_ask_takes_no_generation_slot() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let release = Arc::new(tokio::sync::Notify::new());
+    let limits = Limits {
+        max_generations: 1,
+        ..Limits::default()
+    };
+    let (s, g) = state_full(
+        Some(Script::Block(release.clone())),
+        limits,
+        Some(corpus(dir.path())),
+    )
+    .await;
+    let covered = json!({"question": "Are refunds available within 30 days of purchase?"});
+    let first = tokio::spawn({
+        let (s, body) = (s.clone(), covered.clone());
+        async move { send(&s, post("/v1/ask", Some(KEY_A), &body)).await }
+    });
+    // Wait until the first question holds the only generation slot.
+    while g.as_ref().map_or(0, |g| g.calls.load(Ordering::SeqCst)) == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let off_topic = json!({"question": "What are the opening hours of your store in Tokyo?"});
+    for stream in [false, true] {
+        let mut body = off_topic.clone();
+        body["stream"] = json!(stream);
+        let r = send(&s, post("/v1/ask", Some(KEY_A), &body)).await;
+        assert_eq!(r.status, StatusCode::OK, "stream={stream}");
+        let contract = if stream {
+            let events = sse_events(&r.body);
+            let (name, data) = events.last().expect("an event").clone();
+            assert_eq!(name, "done", "{events:?}");
+            data
+        } else {
+            r.json()
+        };
+        assert_eq!(contract["refusal"]["code"], "R1", "stream={stream}");
+    }
+    // A covered question still needs the slot.
+    let r = send(&s, post("/v1/ask", Some(KEY_A), &covered)).await;
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, "overloaded")
+    );
+    assert_eq!(g.as_ref().map(|g| g.calls.load(Ordering::SeqCst)), Some(1));
+    release.notify_one();
+    assert_eq!(first.await.expect("join").status, StatusCode::OK);
+}
+
 #[tokio::test]
 async fn a_streamed_ask_sends_each_claim_then_the_stored_contract() {
     let dir = tempfile::tempdir().expect("tempdir");

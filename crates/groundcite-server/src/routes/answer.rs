@@ -68,7 +68,10 @@ pub(crate) async fn answer(
     let sse = wants_sse(body.stream, &headers);
     let job = prepare(&state, tenant.0, &request_id, body, sse)?;
     let trace_id = job.provenance.trace_id.clone();
-    respond(&state, trace_id, sse, move |on_claim| job.run(on_claim)).await
+    respond(&state, trace_id, sse, true, move |on_claim| {
+        job.run(on_claim)
+    })
+    .await
 }
 
 /// Streams verified claims to the client (`claim`, `claim_dropped`); return
@@ -85,25 +88,33 @@ pub(crate) fn wants_sse(stream: Option<bool>, headers: &HeaderMap) -> bool {
             .is_some_and(|a| a.contains("text/event-stream"))
 }
 
-/// Runs one generation job (`/v1/answer`, `/v1/ask`) in a generation slot
-/// (503 when none is free): as one JSON response, or as server-sent events
-/// — a `claim` / `claim_dropped` event per verified claim, then `done` with
-/// the contract (sent after the trace is committed) or `error`. A client
-/// that disconnects drops the job, which cancels the generation.
+/// Runs one generation job (`/v1/answer`, `/v1/ask`), in a generation slot
+/// when `generates` (503 when none is free; a question the relevance gate
+/// answers never reaches the model, so it takes none): as one JSON
+/// response, or as server-sent events — a `claim` / `claim_dropped` event
+/// per verified claim, then `done` with the contract (sent after the trace
+/// is committed) or `error`. A client that disconnects drops the job, which
+/// cancels the generation.
 pub(crate) async fn respond<Fut>(
     state: &AppState,
     trace_id: String,
     sse: bool,
+    generates: bool,
     run: impl FnOnce(OnClaim) -> Fut + Send + 'static,
 ) -> Result<Response, ApiError>
 where
     Fut: Future<Output = Result<Response, ApiError>> + Send + 'static,
 {
-    let Ok(permit) = state.0.generations.clone().try_acquire_owned() else {
-        return Err(ApiError::overloaded(
-            "every generation slot is busy; retry shortly",
-            2,
-        ));
+    let permit = if generates {
+        let Ok(permit) = state.0.generations.clone().try_acquire_owned() else {
+            return Err(ApiError::overloaded(
+                "every generation slot is busy; retry shortly",
+                2,
+            ));
+        };
+        Some(permit)
+    } else {
+        None
     };
     if !sse {
         let response = run(Box::new(|_, _| true)).await;

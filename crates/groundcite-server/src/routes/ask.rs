@@ -14,7 +14,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use groundcite_ask::{AskError, AskSettings, MAX_TOP_K};
+use groundcite_ask::{AskError, AskSettings, MAX_TOP_K, Retrieval};
 use groundcite_core::{ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::AnswerError;
 use groundcite_store::{TraceChunks, TraceRecord};
@@ -73,7 +73,14 @@ pub(crate) async fn ask(
     let sse = wants_sse(body.stream, &headers);
     let job = prepare(&state, tenant.0, &request_id, body, sse)?;
     let trace_id = job.provenance.trace_id.clone();
-    respond(&state, trace_id, sse, move |on_claim| job.run(on_claim)).await
+    // Retrieval and the gate come first: a question the gate answers takes
+    // no generation slot, so off-topic traffic cannot crowd out answers.
+    let retrieval = job.retrieve().await?;
+    let generates = retrieval.gate_passed;
+    respond(&state, trace_id, sse, generates, move |on_claim| {
+        job.run(retrieval, on_claim)
+    })
+    .await
 }
 
 fn prepare(
@@ -133,20 +140,22 @@ fn prepare(
 }
 
 impl Job {
-    /// Retrieves, generates, verifies, commits the trace, and returns the
-    /// response.
-    async fn run(self, mut on_claim: OnClaim) -> Result<Response, ApiError> {
-        let trace_id = self.provenance.trace_id.clone();
+    /// Retrieves the chunks and applies the relevance gate.
+    async fn retrieve(&self) -> Result<Retrieval, ApiError> {
         // Searching reads the index from disk (memory-mapped): off the
         // async workers.
         let index = self.corpus.index.clone();
         let (question, settings) = (self.question.clone(), self.settings);
-        let retrieval = tokio::task::spawn_blocking(move || {
-            groundcite_ask::retrieve(&index, &question, &settings)
-        })
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(|e| ApiError::internal(e).with_trace_id(&trace_id))?;
+        tokio::task::spawn_blocking(move || groundcite_ask::retrieve(&index, &question, &settings))
+            .await
+            .map_err(ApiError::internal)?
+            .map_err(|e| ApiError::internal(e).with_trace_id(&self.provenance.trace_id))
+    }
+
+    /// Generates (when the gate passed), verifies, commits the trace, and
+    /// returns the response.
+    async fn run(self, retrieval: Retrieval, mut on_claim: OnClaim) -> Result<Response, ApiError> {
+        let trace_id = self.provenance.trace_id.clone();
         // Kept for the trace of a failed generation (`answer` consumes it).
         let chunks = retrieval.chunks.clone();
         let backend = self.state.0.backend.as_ref();

@@ -65,6 +65,7 @@
 //! api_keys_file = "keys.toml" # [[keys]] tenant = "…" sha256 = "…" (`groundcite key new`)
 //! database = "postgres://groundcite@db/groundcite" # default: as [ask]
 //! retention_days = 90         # default: keep traces
+//! chunk_cache_mb = 32         # memory to recognise chunks stored before (0: off)
 //! cors_origins = []           # CORS is off unless origins are listed
 //! ```
 
@@ -118,6 +119,7 @@ pub struct ServeSection {
     pub api_keys_file: Option<String>,
     pub database: Option<String>,
     pub retention_days: Option<u32>,
+    pub chunk_cache_mb: Option<u32>,
     #[serde(default)]
     pub cors_origins: Vec<String>,
 }

@@ -45,6 +45,11 @@ pub struct ServeArgs {
     /// Delete traces older than this many days (checked hourly).
     #[arg(long, value_name = "DAYS")]
     retention_days: Option<u32>,
+    /// Memory for recognising chunks already stored with earlier traces, in
+    /// MiB (else `[serve] chunk_cache_mb`, else 32; 0: store every trace's
+    /// chunks anew).
+    #[arg(long, value_name = "MIB")]
+    chunk_cache_mb: Option<u32>,
     /// Allow this origin to call the API from a browser (repeatable); CORS
     /// is off by default.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
@@ -86,7 +91,8 @@ pub struct ServeArgs {
     /// Requests served at once before 503 + Retry-After.
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_concurrency)]
     max_concurrency: usize,
-    /// Model generations at once before 503 + Retry-After.
+    /// Model generations at once before 503 + Retry-After (a question the
+    /// relevance gate answers takes none).
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_generations)]
     max_generations: usize,
     /// Seconds before a request times out (503 `timeout`).
@@ -224,6 +230,16 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .retention_days
         .or(file.serve.retention_days)
         .map(|d| Duration::from_secs(u64::from(d) * 86_400));
+    let chunk_cache_mb = args.chunk_cache_mb.or(file.serve.chunk_cache_mb);
+    if let Some(mib) = chunk_cache_mb
+        && mib > 65_536
+    {
+        return Err(BadInput::new(
+            "--chunk-cache-mb",
+            format!("at most 65536 MiB, got {mib} (--chunk-cache-mb or [serve] chunk_cache_mb)"),
+        )
+        .into());
+    }
     let mut cors_origins = args.cors_origins.clone();
     cors_origins.extend(file.serve.cors_origins.iter().cloned());
     let corpus = open_corpus(&args, &file)?;
@@ -236,6 +252,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         // Migrations run here, before the socket opens.
         let store = Store::open(&database).await?;
+        if let Some(mib) = chunk_cache_mb {
+            store.set_chunk_cache_bytes(usize::try_from(mib).unwrap_or(usize::MAX) << 20);
+        }
         let state = AppState::new(ServerConfig {
             store,
             keys,

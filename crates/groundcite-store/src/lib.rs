@@ -42,7 +42,7 @@
 //! request of 20 chunks against a ~5 KB contract). A trace's chunks that
 //! this process stored within the last hour are referenced where they are
 //! (found by their exact text in a per-process cache of at most 32 MiB of
-//! text); the rest go into one new pack row (a JSON array of chunk texts). The
+//! text, [`Store::set_chunk_cache_bytes`]); the rest go into one new pack row (a JSON array of chunk texts). The
 //! trace keeps, per chunk in order, the pack, the index in it and the
 //! SHA-256 of the text, checked on every read. Packs are only appended (no
 //! random-keyed index: an earlier design keyed each chunk by its hash and

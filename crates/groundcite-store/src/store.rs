@@ -116,6 +116,10 @@ impl PackCache {
                 *old = place;
                 continue;
             }
+            if text.len() > self.budget {
+                // Larger than the whole budget (or caching is off): not kept.
+                continue;
+            }
             if self.bytes + text.len() > self.budget {
                 self.clear();
             }
@@ -394,6 +398,18 @@ impl Store {
             return Err(error);
         }
         Ok(store)
+    }
+
+    /// Sets how many bytes of chunk text this process keeps to recognise
+    /// chunks it has stored before (default 32 MiB; 0 turns the reuse off,
+    /// and every trace's chunks are then written anew). Memory, not
+    /// correctness: a chunk not found in the cache is stored again.
+    pub fn set_chunk_cache_bytes(&self, bytes: usize) {
+        let mut packs = self.packs.lock().unwrap_or_else(PoisonError::into_inner);
+        packs.budget = bytes;
+        if packs.bytes > bytes {
+            packs.clear();
+        }
     }
 
     /// `"sqlite"` or `"postgres"`.
@@ -1078,6 +1094,38 @@ mod tests {
         assert_eq!(cache.get("ijkl").map(|c| c.pack_id), Some(4));
         // Exact text only.
         assert!(cache.get("ijk").is_none() && cache.get("ijkl ").is_none());
+        // A text over the whole budget is not kept, and keeps the others.
+        cache.remember([("0123456789a", place(5))]);
+        assert_eq!(cache.bytes, 4);
+        assert!(cache.get("0123456789a").is_none());
+        // Budget 0: caching is off.
+        let mut off = PackCache {
+            budget: 0,
+            ..PackCache::default()
+        };
+        off.remember([("a", place(6))]);
+        assert_eq!((off.bytes, off.get("a").map(|c| c.pack_id)), (0, None));
+    }
+
+    #[tokio::test]
+    async fn the_chunk_cache_budget_is_a_setting() {
+        let store = Store::open("sqlite::memory:").await.expect("open");
+        store.packs.lock().expect("lock").remember([(
+            "abcd",
+            Cached {
+                pack_id: 1,
+                index: 0,
+                kept_until_ms: 0,
+                hash: [0; HASH_LEN],
+            },
+        )]);
+        // Shrinking below what is held drops it; growing keeps it.
+        store.set_chunk_cache_bytes(100);
+        assert_eq!(store.packs.lock().expect("lock").bytes, 4);
+        store.set_chunk_cache_bytes(3);
+        let packs = store.packs.lock().expect("lock");
+        assert_eq!((packs.budget, packs.bytes), (3, 0));
+        assert!(packs.get("abcd").is_none());
     }
 
     #[test]

@@ -108,7 +108,16 @@ fn serve_with_docs_answers_ask_from_the_corpus() {
     let _service = start(
         dir.path(),
         port,
-        &["--docs", &docs_arg, "--index", &index_arg],
+        // The chunk cache off: every trace writes its chunks anew, and reads
+        // back the same.
+        &[
+            "--docs",
+            &docs_arg,
+            "--index",
+            &index_arg,
+            "--chunk-cache-mb",
+            "0",
+        ],
     );
     assert!(index.is_dir(), "the index was built at start-up");
 
@@ -134,6 +143,21 @@ fn serve_with_docs_answers_ask_from_the_corpus() {
     let t = json(&body);
     assert_eq!(t["kind"], "ask");
     assert_eq!(t["options"]["docs"], docs_arg.as_str());
+    // With the chunk cache off, the same chunks twice are written twice and
+    // read back whole.
+    let verify = r#"{"chunks":[{"chunk_id":"a#1","content":"Refunds are available within 30 days."}],"answer":{"answerable":true,"claims":[{"text":"30 days.","citations":[{"chunk_id":"a#1","quote":"within 30 days"}]}]}}"#;
+    for _ in 0..2 {
+        let (status, body) = http(port, "POST", "/v1/verify", Some(verify)).expect("verify");
+        assert_eq!(status, 200, "{body}");
+        let id = json(&body)["trace_id"].as_str().expect("id").to_string();
+        let (status, body) = http(port, "GET", &format!("/v1/traces/{id}"), None).expect("trace");
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            json(&body)["chunks"][0]["content"],
+            "Refunds are available within 30 days.",
+            "{body}"
+        );
+    }
 
     // Covered, but this service has no model.
     let (status, body) = http(
@@ -172,4 +196,27 @@ fn serve_refuses_a_docs_folder_that_does_not_exist() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--docs"), "{err}");
+}
+
+#[test]
+fn serve_refuses_out_of_range_settings_before_listening() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("groundcite.toml");
+    std::fs::write(&config, "[serve]\nchunk_cache_mb = 70000\n").expect("write");
+    for extra in [
+        &["--chunk-cache-mb", "70000"][..],
+        &["--config", config.to_str().expect("utf-8")][..],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_groundcite"))
+            .args(["serve", "--no-auth", "--no-model", "--addr", "127.0.0.1:0"])
+            .args(extra)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--chunk-cache-mb: at most 65536 MiB, got 70000"),
+            "{extra:?}: {err}"
+        );
+    }
 }

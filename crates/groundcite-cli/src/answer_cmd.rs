@@ -189,6 +189,11 @@ pub struct ProviderArgs {
     /// sentences of its cited chunk; `free` lets the model word it.
     #[arg(long, value_name = "MODE")]
     pub claim_text: Option<String>,
+    /// Local model: CPU threads for decoding (1 to 256; default all cores,
+    /// at most 8). ggml's threads spin while they wait, so on a machine
+    /// shared with other work fewer threads give steadier latency.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
 }
 
 /// A setting that is missing: one sentence naming what to set.
@@ -465,8 +470,16 @@ pub fn local_generator(args: &ProviderArgs, file: &FileConfig) -> Result<Local, 
         None => QuoteMode::Verbatim,
     };
     let mut options = EngineOptions::default();
-    if let Some(t) = file.local.threads {
-        options.threads = i32::try_from(t.clamp(1, 256)).unwrap_or(2);
+    if let Some(t) = args.threads.or(file.local.threads) {
+        // Out of range is an error, not a silent clamp: 0 threads would
+        // otherwise quietly mean one.
+        if !(1..=256).contains(&t) {
+            return Err(BadInput::new(
+                "--threads",
+                format!("threads must be 1 to 256, got {t} (--threads or [local] threads)"),
+            ));
+        }
+        options.threads = i32::try_from(t).unwrap_or(2);
     }
     let claim_text = match args.claim_text.as_ref().or(file.local.claim_text.as_ref()) {
         Some(t) => ClaimText::from_str(t).map_err(|e| bad_setting("claim text", e))?,

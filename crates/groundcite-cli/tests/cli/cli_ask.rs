@@ -327,6 +327,11 @@ fn hostile_arguments_get_clear_errors() {
             &["--quotes", "loose"][..],
             "",
         ),
+        (
+            "How long does standard shipping take?",
+            &["--threads", "0"][..],
+            "error: --threads: threads must be 1 to 256, got 0 (--threads or [local] threads)\n",
+        ),
     ] {
         let out = base(q, extra);
         assert_eq!(

@@ -8,6 +8,7 @@
 //! (an unreachable provider stops the run: a suite measured against a
 //! provider that is down measures nothing).
 
+use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use groundcite_ask::{AskError, AskSettings, Retrieval};
-use groundcite_core::{ChunkSet, Contract, GroundedAnswer, Provenance, RefusalCode};
+use groundcite_core::{ChunkSet, Contract, GroundedAnswer, Provenance, RefusalCode, WarningCode};
 use groundcite_eval::{
     CaseRun, EvalResult, HallucinationCheck, RESULT_FORMAT, Suite, check_thresholds, compare,
     hallucination_check, parse_threshold, report, score, summary,
@@ -387,10 +388,24 @@ fn run_case(
 /// that is a GroundedAnswer, else (native citations, prose) rebuilt from
 /// the contract: kept ones plus those its warnings say were dropped.
 fn produced(raw: Option<&str>, c: &Contract) -> (usize, usize) {
+    // Repeats of a kept claim are dropped unchecked (`duplicate_claim`):
+    // the metrics are over the distinct claims, as the service's signals.
+    let repeats: BTreeSet<usize> = c
+        .warnings
+        .iter()
+        .filter(|w| w.code == WarningCode::DuplicateClaim)
+        .filter_map(|w| w.claim_index)
+        .collect();
     if let Some(a) = raw.and_then(|r| serde_json::from_str::<GroundedAnswer>(r).ok()) {
-        let citations = a.claims.iter().map(|cl| cl.citations.len()).sum();
+        let distinct = a
+            .claims
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !repeats.contains(i));
+        let (claims, citations) =
+            distinct.fold((0, 0), |(n, c), (_, cl)| (n + 1, c + cl.citations.len()));
         // Claims sent with `answerable: false` are dropped unread.
-        return (a.claims.len(), citations);
+        return (claims, citations);
     }
     let kept_citations: usize = c.claims.iter().map(|cl| cl.citations.len()).sum();
     let dropped_citations = c
@@ -411,4 +426,37 @@ fn produced(raw: Option<&str>, c: &Contract) -> (usize, usize) {
 
 fn ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use groundcite_core::{Chunk, MatchProfile, verify};
+
+    use super::*;
+
+    #[test]
+    fn repeated_claims_are_not_counted_as_produced() {
+        let chunks: Vec<Chunk> = serde_json::from_str(
+            r#"[{"chunk_id": "c1", "content": "Refunds are available within 30 days."}]"#,
+        )
+        .expect("chunks");
+        let chunks = ChunkSet::new(chunks).expect("chunks");
+        let claim = r#"{"text": "Refunds take 30 days.", "citations": [{"chunk_id": "c1", "quote": "within 30 days"}, {"chunk_id": "c1", "quote": "Refunds are available"}]}"#;
+        let raw = format!(r#"{{"answerable": true, "claims": [{claim}, {claim}, {claim}]}}"#);
+        let answer: GroundedAnswer = serde_json::from_str(&raw).expect("answer");
+        let c = verify(
+            &answer,
+            &chunks,
+            MatchProfile::default(),
+            Provenance {
+                trace_id: "t".into(),
+                created_at: "2026-12-01T00:00:00Z".into(),
+                question: None,
+                model: None,
+            },
+        );
+        assert_eq!(c.claims.len(), 1);
+        // One distinct claim and its two citations, both verified.
+        assert_eq!(produced(Some(&raw), &c), (1, 2));
+    }
 }

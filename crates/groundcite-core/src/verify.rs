@@ -106,7 +106,7 @@ pub enum ClaimOutcome {
 /// Counters behind the monitored signals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VerifyStats {
-    /// Claims examined.
+    /// Claims examined (a repeat dropped as `duplicate_claim` is not one).
     pub claims: usize,
     /// Claims dropped because no citation verified (or none was given).
     pub claims_failed: usize,
@@ -207,7 +207,6 @@ impl<'a> Verifier<'a> {
     /// [`Verifier::claim_parts`] without the copy of its outcome: records the
     /// claim (kept) or its warnings (dropped) and says whether it was kept.
     fn check_claim(&mut self, index: usize, text: &str, citations: &[CitationRef<'_>]) -> bool {
-        self.stats.claims += 1;
         let mut warnings = Vec::new();
         let warn = |code, citation_index, chunk_id: Option<&str>, message: String| Warning {
             code,
@@ -216,6 +215,24 @@ impl<'a> Verifier<'a> {
             chunk_id: chunk_id.map(str::to_string),
             message,
         };
+        // A word-for-word repeat of a kept claim (small models loop) would
+        // show the reader the same sentence twice. Dropped before its
+        // citations are checked, and counted neither as a claim nor as a
+        // failure: the signals are over distinct claims. Only kept claims
+        // count, so a repeat of a dropped claim is verified on its own.
+        let normalized_text = normalize(text.trim(), self.profile);
+        if !normalized_text.is_empty()
+            && let Some(&first) = self.kept_texts.get(&normalized_text)
+        {
+            warnings.push(warn(
+                WarningCode::DuplicateClaim,
+                None,
+                None,
+                format!("Claim {index} repeats claim {first} and was dropped."),
+            ));
+            return self.dropped(warnings);
+        }
+        self.stats.claims += 1;
         if text.trim().is_empty() {
             self.stats.claims_failed += 1;
             warnings.push(warn(
@@ -223,21 +240,6 @@ impl<'a> Verifier<'a> {
                 None,
                 None,
                 format!("Claim {index} has no text and was dropped."),
-            ));
-            return self.dropped(warnings);
-        }
-        // A word-for-word repeat of a kept claim (small models loop) would
-        // show the reader the same sentence twice. Dropped before its
-        // citations are checked, and not counted as failed: nothing in it
-        // was unverified. Only kept claims count, so a repeat of a dropped
-        // claim is verified on its own.
-        let normalized_text = normalize(text.trim(), self.profile);
-        if let Some(&first) = self.kept_texts.get(&normalized_text) {
-            warnings.push(warn(
-                WarningCode::DuplicateClaim,
-                None,
-                None,
-                format!("Claim {index} repeats claim {first} and was dropped."),
             ));
             return self.dropped(warnings);
         }
@@ -565,5 +567,54 @@ fn truncate(s: &str, max_chars: usize) -> String {
     match s.char_indices().nth(max_chars) {
         Some((b, _)) => format!("{}…", &s[..b]),
         None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Chunk;
+
+    #[test]
+    fn a_repeated_claim_is_neither_a_claim_nor_a_failure_in_the_stats() {
+        let chunks: Vec<Chunk> = serde_json::from_str(
+            r#"[{"chunk_id": "c1", "content": "Refunds are available within 30 days."}]"#,
+        )
+        .expect("chunks");
+        let chunks = ChunkSet::new(chunks).expect("chunks");
+        let claim = |text: &str, quote: &str| -> Claim {
+            serde_json::from_value(serde_json::json!(
+                {"text": text, "citations": [{"chunk_id": "c1", "quote": quote}]}
+            ))
+            .expect("claim")
+        };
+        let mut v = Verifier::new(&chunks, MatchProfile::Default);
+        assert!(matches!(
+            v.claim(0, &claim("Refunds: 30 days.", "within 30 days")),
+            ClaimOutcome::Kept(_)
+        ));
+        // The repeat, with a fabricated quote: dropped as a repeat, unchecked.
+        match v.claim(1, &claim("refunds:  30 DAYS.", "within 90 days")) {
+            ClaimOutcome::Dropped(w) => {
+                assert_eq!(w.len(), 1, "{w:?}");
+                assert_eq!(w[0].code, WarningCode::DuplicateClaim);
+                assert_eq!(w[0].message, "Claim 1 repeats claim 0 and was dropped.");
+            }
+            ClaimOutcome::Kept(c) => panic!("kept a repeat: {c:?}"),
+        }
+        // A different claim that fails still counts.
+        assert!(matches!(
+            v.claim(2, &claim("Refunds take a week.", "within a week")),
+            ClaimOutcome::Dropped(_)
+        ));
+        assert_eq!(
+            v.stats(),
+            VerifyStats {
+                claims: 2,
+                claims_failed: 1,
+                citations: 2,
+                citations_verified: 1,
+            }
+        );
     }
 }

@@ -6,7 +6,9 @@
 //! - `answerable_rate`: runs of answerable and multi-chunk cases whose
 //!   contract is answerable.
 //! - `citation_validity`: citations that verified / citations the model
-//!   emitted, over all runs; `citations_by_match` splits the verified ones by
+//!   emitted, over all runs (a claim repeating a kept one word for word is
+//!   dropped unchecked as `duplicate_claim`; neither it nor its citations
+//!   count, as in the service's signals); `citations_by_match` splits the verified ones by
 //!   match kind and `citations_dropped` the others by warning code.
 //! - `citation_recall`: mean, over runs of answerable kinds, of the share of
 //!   gold chunks cited by a verified citation. `retrieval_recall` is the same

@@ -12,7 +12,7 @@
 #     (/dev/shm: the disk sync costs nothing) and on disk (as served; the
 #     difference is the durable commit's disk cost).
 #   - POST /v1/verify on the FastAPI baseline storing the same traces
-#     (BASELINE_TRACE_DB, default a file in TMPDIR, on disk).
+#     (bench/serve/lib.sh: a file in TMPDIR, on disk, unless BASELINE_TRACE_DB).
 # Then bench/serve/sync_probe.py times the disk alone: the ~7 WAL frames of
 # one trace (two pwrite each) and fsync, in TMPDIR and in /dev/shm.
 #
@@ -28,8 +28,6 @@ ROUNDS=${ROUNDS:-2}
 source bench/serve/lib.sh
 trap gc_cleanup EXIT
 trap 'exit 130' INT TERM
-BASELINE_TRACE_DB=${BASELINE_TRACE_DB:-$GC_TMP/baseline.sqlite3}
-export BASELINE_TRACE_DB
 SHM_DB=/dev/shm/groundcite-floor-$$.sqlite3
 trap 'rm -f "$SHM_DB"*; gc_cleanup' EXIT
 

@@ -14,7 +14,9 @@
 #   WARMUP=3                        seconds of unrecorded load per server first
 #   WRK_THREADS=2 WRK_TIMEOUT=10    wrk threads (capped at the concurrency), request timeout (s)
 #   plus the server knobs of bench/serve/lib.sh (GC_SERVE_CMD, GC_ADDR,
-#   GC_BUILD, BASELINE_ADDR, BASELINE_WORKERS, HEALTH_TIMEOUT, PAYLOAD_LINE,
+#   GC_BUILD, BASELINE_ADDR, BASELINE_WORKERS, BASELINE_TRACE_DB (default: the
+#   baseline stores traces in a temporary file; `none`: it stores nothing),
+#   HEALTH_TIMEOUT, PAYLOAD_LINE,
 #   DISTINCT: rotate through that many distinct requests, UNIQUE=1: no chunk
 #   ever sent twice).
 #

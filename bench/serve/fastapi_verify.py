@@ -27,7 +27,8 @@ Traces: with BASELINE_TRACE_DB=PATH each request also stores its trace
 (trace ID, time, tenant, question, chunks, raw answer, contract, warnings)
 in SQLite with WAL and synchronous=FULL before responding, as the service
 issue requires of groundcite (the same durability: a response means a
-committed trace). Without it the baseline stores nothing.
+committed trace). Without it the baseline stores nothing; the bench scripts
+(bench/serve/lib.sh) set it unless BASELINE_TRACE_DB=none.
 
 Install: .venv/bin/python -m pip install -r bench/serve/requirements.txt
 """

@@ -326,8 +326,13 @@ gc_start_baseline() {
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -r bench/serve/requirements.txt >&2
   fi
-  gc_log "starting FastAPI baseline (workers: $BASELINE_WORKERS)"
-  BASELINE_API_KEY=$GC_API_KEY .venv/bin/python bench/serve/fastapi_verify.py \
+  # Like for like by default: the baseline commits the same durable traces
+  # before answering, as groundcite does. BASELINE_TRACE_DB=none stores
+  # nothing (the lighter, unfair baseline of the first published run).
+  local trace_db=${BASELINE_TRACE_DB-$GC_TMP/baseline-traces.sqlite3}
+  [ "$trace_db" != none ] || trace_db=""
+  gc_log "starting FastAPI baseline (workers: $BASELINE_WORKERS; traces: ${trace_db:-none})"
+  BASELINE_TRACE_DB=$trace_db BASELINE_API_KEY=$GC_API_KEY .venv/bin/python bench/serve/fastapi_verify.py \
     --host "${BASELINE_ADDR%:*}" --port "${BASELINE_ADDR##*:}" --workers "$BASELINE_WORKERS" \
     > "$GC_TMP/baseline.log" 2>&1 &
   GC_PIDS[baseline]=$!

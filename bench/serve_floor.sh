@@ -13,8 +13,10 @@
 #     difference is the durable commit's disk cost).
 #   - POST /v1/verify on the FastAPI baseline storing the same traces
 #     (bench/serve/lib.sh: a file in TMPDIR, on disk, unless BASELINE_TRACE_DB).
-# Then bench/serve/sync_probe.py times the disk alone: the ~7 WAL frames of
-# one trace (two pwrite each) and fsync, in TMPDIR and in /dev/shm.
+# Then bench/serve/sync_probe.py --all times the disk alone: the ~7 WAL
+# frames of one trace (two pwrite each) and fsync, in TMPDIR and in
+# /dev/shm, and the cheaper ways to make as much durable, down to one 4 KiB
+# O_DIRECT|O_DSYNC write (the least any durable commit can cost here).
 #
 # Why: at c=1 every request waits for its own fsync; no group commit can
 # share it. If the disk's sync plus the HTTP round trip exceed a tenth of
@@ -72,6 +74,6 @@ per_req() { awk -v t="$1" -v hz="$hz" -v n="$2" 'BEGIN { if (n > 0) printf "%.0f
     done
   done
   echo
-  python3 bench/serve/sync_probe.py "$GC_TMP/probe.bin"
-  python3 bench/serve/sync_probe.py "/dev/shm/groundcite-probe-$$.bin"
+  python3 bench/serve/sync_probe.py "$GC_TMP/probe.bin" 3000 --all
+  python3 bench/serve/sync_probe.py "/dev/shm/groundcite-probe-$$.bin" 3000 --all
 } | tee bench/out/serve_floor.md

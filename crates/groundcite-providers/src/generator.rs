@@ -97,6 +97,10 @@ impl fmt::Debug for GenerationStream {
     }
 }
 
+/// How many times [`HttpConfig::max_response_bytes`](crate::HttpConfig) a
+/// whole stream may be.
+const STREAM_BYTES_PER_TEXT_BYTE: usize = 8;
+
 /// Where a stream's text comes from.
 enum Source {
     /// An HTTP response read as server-sent events.
@@ -104,6 +108,13 @@ enum Source {
         response: Box<reqwest::Response>,
         sse: SseDecoder,
         decoder: Box<dyn StreamDecoder>,
+        /// [`HttpConfig::max_response_bytes`](crate::HttpConfig): for one
+        /// event line, and for the output text.
+        max_bytes: usize,
+        /// Output text so far, in bytes.
+        text_bytes: usize,
+        /// Bytes of the stream so far.
+        received: usize,
     },
     /// An in-process generator (the embedded model) running elsewhere: text
     /// through `deltas`, then the checked generation through `result`.
@@ -165,6 +176,9 @@ impl GenerationStream {
                 response: Box::new(sent.response),
                 sse: SseDecoder::default(),
                 decoder,
+                max_bytes: sent.max_bytes,
+                text_bytes: 0,
+                received: 0,
             },
             ready: VecDeque::new(),
             ended: false,
@@ -190,12 +204,15 @@ impl GenerationStream {
             if self.ended {
                 return Ok(None);
             }
-            let (response, sse, decoder) = match &mut self.source {
+            let (response, sse, decoder, max_bytes, text_bytes, received) = match &mut self.source {
                 Source::Http {
                     response,
                     sse,
                     decoder,
-                } => (response, sse, decoder),
+                    max_bytes,
+                    text_bytes,
+                    received,
+                } => (response, sse, decoder, *max_bytes, text_bytes, received),
                 Source::Channel { deltas, .. } => {
                     match deltas.recv().await {
                         Some(d) => {
@@ -211,8 +228,29 @@ impl GenerationStream {
                     continue;
                 }
             };
+            let too_large = |what, limit| {
+                crate::http::too_large(self.provider, what, limit)
+                    .with_request_id(self.request_id.clone())
+                    .with_attempts(self.attempts)
+            };
             let events = match response.chunk().await {
-                Ok(Some(bytes)) => sse.feed(&bytes),
+                Ok(Some(bytes)) => {
+                    // Every token comes in an event of its own (100-250
+                    // bytes of JSON for a few characters), so a whole
+                    // stream may be several times the output; decoders keep
+                    // some of each event (Anthropic's, all of them).
+                    *received += bytes.len();
+                    let stream_limit = max_bytes.saturating_mul(STREAM_BYTES_PER_TEXT_BYTE);
+                    if *received > stream_limit {
+                        return Err(too_large("stream", stream_limit));
+                    }
+                    let events = sse.feed(&bytes);
+                    // An unfinished event is held in memory.
+                    if sse.pending() > max_bytes {
+                        return Err(too_large("stream's unfinished event", max_bytes));
+                    }
+                    events
+                }
                 Ok(None) => {
                     self.ended = true;
                     sse.finish()
@@ -231,6 +269,10 @@ impl GenerationStream {
                 decoder
                     .event(ev, &mut deltas)
                     .map_err(|e| e.with_request_id(self.request_id.clone()))?;
+            }
+            *text_bytes += deltas.iter().map(String::len).sum::<usize>();
+            if *text_bytes > max_bytes {
+                return Err(too_large("streamed output text", max_bytes));
             }
             for d in deltas.into_iter().filter(|d| !d.is_empty()) {
                 if self.first_token.is_none() {

@@ -44,7 +44,21 @@ pub struct HttpConfig {
     pub timeout: Duration,
     /// Retries.
     pub retry: RetryPolicy,
+    /// Most bytes read of a successful response: its body, or for a
+    /// stream one unfinished event and the output text (the whole stream
+    /// may be 8 times this: each token comes in its own event). More fails
+    /// the call ([`ErrorKind::Protocol`](crate::ErrorKind::Protocol))
+    /// rather than being held in memory: a misbehaving server or proxy must
+    /// not be able to exhaust the service's memory. Default
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`]. (Bedrock's SDK reads its own
+    /// responses; this applies to the HTTP adapters.)
+    pub max_response_bytes: usize,
 }
+
+/// [`HttpConfig::max_response_bytes`] by default: 16 MiB, far above any
+/// answer within a model's output-token limit (a 128k-token answer is
+/// well under 1 MiB of text).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 << 20;
 
 impl Default for HttpConfig {
     fn default() -> Self {
@@ -52,6 +66,7 @@ impl Default for HttpConfig {
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 }
@@ -70,6 +85,8 @@ pub(crate) struct Sent {
     pub attempts: u32,
     pub started: Instant,
     pub time_to_headers: Duration,
+    /// [`HttpConfig::max_response_bytes`] of the client that sent it.
+    pub max_bytes: usize,
 }
 
 /// Largest error body kept.
@@ -127,6 +144,7 @@ impl Http {
                             attempts: attempt,
                             started,
                             time_to_headers: started.elapsed(),
+                            max_bytes: self.config.max_response_bytes,
                         });
                     }
                     let retry_after = retry_after(response.headers());
@@ -181,23 +199,65 @@ impl Http {
     }
 }
 
-/// Reads a successful response's body, mapping transport failures.
+/// Reads a successful response's body, mapping transport failures; at most
+/// [`HttpConfig::max_response_bytes`] of it (else a `Protocol` error).
 pub(crate) async fn read_body(
     sent: Sent,
     provider: &'static str,
 ) -> Result<(String, Option<String>, u32, Instant, Duration), ProviderError> {
     let Sent {
-        response,
+        mut response,
         request_id,
         attempts,
         started,
         time_to_headers,
+        max_bytes,
     } = sent;
-    let body = response
-        .text()
+    let too_large = || {
+        too_large(provider, "response body", max_bytes)
+            .with_request_id(request_id.clone())
+            .with_attempts(attempts)
+    };
+    // A declared length over the limit fails before a byte is read.
+    if response
+        .content_length()
+        .is_some_and(|n| n > max_bytes as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
         .await
-        .map_err(|e| body_error(provider, &e, request_id.clone(), attempts))?;
-    Ok((body, request_id, attempts, started, time_to_headers))
+        .map_err(|e| body_error(provider, &e, request_id.clone(), attempts))?
+    {
+        if chunk.len() > max_bytes - body.len() {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    // JSON is UTF-8 (RFC 8259); anything else becomes replacement
+    // characters and fails parsing with the provider's body attached.
+    let mut text = match String::from_utf8(body) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok((text, request_id, attempts, started, time_to_headers))
+}
+
+/// The error for a response (or part of one, `what`) over `limit` bytes.
+pub(crate) fn too_large(provider: &'static str, what: &str, limit: usize) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Protocol,
+        provider,
+        format!(
+            "the {what} is larger than {limit} bytes, the most groundcite reads \
+             (HttpConfig::max_response_bytes); nothing of it was used"
+        ),
+    )
 }
 
 /// A failure while reading a body that had started.

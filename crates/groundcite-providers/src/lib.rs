@@ -76,7 +76,7 @@ pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicM
 pub use bedrock::{Bedrock, BedrockConfig, BedrockMode, StaticCredentials};
 pub use error::{ErrorKind, ProviderError};
 pub use generator::{BoxFuture, GenerationStream, Generator, Mode, StreamSender};
-pub use http::{HttpConfig, RetryPolicy};
+pub use http::{DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, RetryPolicy};
 pub use openai::{
     ChatAuth, ChatCompletions, CompatServer, OPENAI_BASE_URL, Quirks, ResponseFormatShape,
     TokenLimitField, parse_base_url,

@@ -126,6 +126,11 @@ pub struct RecordedResponse {
     /// Write each event in two halves (split in the middle).
     #[serde(default)]
     pub split_events: bool,
+    /// Send a JSON or text body with chunked transfer encoding, in pieces
+    /// of 64 bytes, and no `content-length`: the client learns its size
+    /// only by reading it.
+    #[serde(default)]
+    pub chunked: bool,
     /// Delay before answering (or, with `hang`, how long to hang).
     #[serde(default)]
     pub delay_ms: u64,
@@ -544,6 +549,11 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) -> io::Result<()
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("connection: close\r\n");
+    let body = || match (&r.body, &r.body_text) {
+        (Some(v), _) => v.to_string(),
+        (None, Some(t)) => t.clone(),
+        (None, None) => String::new(),
+    };
     let chunks: Option<Vec<Vec<u8>>> = match (&r.sse, &r.event_stream) {
         (Some(events), _) => Some(
             events
@@ -552,6 +562,9 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) -> io::Result<()
                 .collect(),
         ),
         (None, Some(messages)) => Some(messages.iter().map(event_frame).collect()),
+        (None, None) if r.chunked => {
+            Some(body().as_bytes().chunks(64).map(<[u8]>::to_vec).collect())
+        }
         (None, None) => None,
     };
     if let Some(events) = &chunks {
@@ -587,11 +600,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) -> io::Result<()
         }
         stream.write_all(b"0\r\n\r\n").await?;
     } else {
-        let body = match (&r.body, &r.body_text) {
-            (Some(v), _) => v.to_string(),
-            (None, Some(t)) => t.clone(),
-            (None, None) => String::new(),
-        };
+        let body = body();
         head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
         stream.write_all(head.as_bytes()).await?;
         stream.write_all(body.as_bytes()).await?;

@@ -13,6 +13,8 @@ pub(crate) struct SseDecoder {
     buf: Vec<u8>,
     event: Option<String>,
     data: Vec<String>,
+    /// Bytes in `data`.
+    data_bytes: usize,
     has_data: bool,
 }
 
@@ -35,6 +37,12 @@ impl SseDecoder {
         }
         self.buf.drain(..start);
         out
+    }
+
+    /// Bytes held for an event not yet complete: its data lines so far
+    /// and the line not yet ended.
+    pub fn pending(&self) -> usize {
+        self.buf.len() + self.data_bytes
     }
 
     /// Ends the stream: a last event without its blank line still counts.
@@ -66,6 +74,7 @@ impl SseDecoder {
         match field {
             "event" => self.event = Some(value.to_string()),
             "data" => {
+                self.data_bytes += value.len();
                 self.data.push(value.to_string());
                 self.has_data = true;
             }
@@ -82,6 +91,7 @@ impl SseDecoder {
         }
         self.event = None;
         self.data.clear();
+        self.data_bytes = 0;
         self.has_data = false;
     }
 }
@@ -106,5 +116,20 @@ mod tests {
             assert_eq!(ev[1].data, "1\n2");
             assert_eq!(ev[2].data, "[DONE]");
         }
+    }
+
+    #[test]
+    fn pending_counts_what_an_unfinished_event_holds() {
+        let mut d = SseDecoder::default();
+        assert!(d.feed(b"data: abc\ndata: de\nevent: x\npartial").is_empty());
+        // "abc" and "de" wait for the blank line; "partial" for its newline.
+        assert_eq!(d.pending(), 3 + 2 + "partial".len());
+        assert_eq!(d.feed(b"\n\n").len(), 1);
+        assert_eq!(d.pending(), 0);
+        // Endless data lines without a blank line keep growing it.
+        for _ in 0..100 {
+            assert!(d.feed(b"data: 0123456789\n").is_empty());
+        }
+        assert_eq!(d.pending(), 1000);
     }
 }

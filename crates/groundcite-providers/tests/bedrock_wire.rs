@@ -75,6 +75,7 @@ fn generator(input: &Value, base: &str) -> Bedrock {
             max_delay: Duration::from_millis(40),
             max_retry_after: Duration::from_secs(5),
         },
+        ..HttpConfig::default()
     };
     Bedrock::new(config).unwrap()
 }

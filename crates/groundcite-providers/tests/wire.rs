@@ -17,8 +17,9 @@ use groundcite_providers::azure::{
 };
 use groundcite_providers::replay::{Cassette, ReplayServer};
 use groundcite_providers::{
-    Anthropic, AnthropicMode, ChatCompletions, CompatServer, Generation, GenerationRequest,
-    Generator, HttpConfig, Mode, NativeSources, Output, ProviderError, RetryPolicy, SecretString,
+    Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_RESPONSE_BYTES,
+    Generation, GenerationRequest, Generator, HttpConfig, Mode, NativeSources, Output,
+    ProviderError, RetryPolicy, SecretString,
 };
 use serde_json::Value;
 
@@ -59,6 +60,9 @@ fn http(input: &Value) -> HttpConfig {
             max_delay: Duration::from_millis(40),
             max_retry_after: Duration::from_secs(5),
         },
+        max_response_bytes: input["max_response_bytes"]
+            .as_u64()
+            .map_or(DEFAULT_MAX_RESPONSE_BYTES, |n| n as usize),
     }
 }
 
@@ -362,6 +366,9 @@ async fn run_case(provider: &str, path: &Path) {
                 }
                 if let Some(id) = expect["request_id"].as_str() {
                     assert_eq!(e.request_id(), Some(id), "{ctx}");
+                }
+                if let Some(m) = expect["message_contains"].as_str() {
+                    assert!(e.to_string().contains(m), "{ctx}: {e}");
                 }
                 if let Some(b) = expect["body_contains"].as_str() {
                     assert!(e.body().unwrap_or("").contains(b), "{ctx}: {e:?}");

@@ -109,7 +109,7 @@ enum Source {
         sse: SseDecoder,
         decoder: Box<dyn StreamDecoder>,
         /// [`HttpConfig::max_response_bytes`](crate::HttpConfig): for one
-        /// event line, and for the output text.
+        /// unfinished event, and for the output text.
         max_bytes: usize,
         /// Output text so far, in bytes.
         text_bytes: usize,

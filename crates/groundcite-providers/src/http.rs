@@ -213,7 +213,7 @@ pub(crate) async fn read_body(
         time_to_headers,
         max_bytes,
     } = sent;
-    let too_large = || {
+    let refuse = || {
         too_large(provider, "response body", max_bytes)
             .with_request_id(request_id.clone())
             .with_attempts(attempts)
@@ -223,7 +223,7 @@ pub(crate) async fn read_body(
         .content_length()
         .is_some_and(|n| n > max_bytes as u64)
     {
-        return Err(too_large());
+        return Err(refuse());
     }
     let mut body = Vec::new();
     while let Some(chunk) = response
@@ -232,7 +232,7 @@ pub(crate) async fn read_body(
         .map_err(|e| body_error(provider, &e, request_id.clone(), attempts))?
     {
         if chunk.len() > max_bytes - body.len() {
-            return Err(too_large());
+            return Err(refuse());
         }
         body.extend_from_slice(&chunk);
     }

@@ -1,0 +1,106 @@
+//! Embedding throughput on realistic chunks and the latency of one query,
+//! with the model `scripts/setup` installs. Thread count: see the crate
+//! documentation (`RAYON_NUM_THREADS`, else the physical cores).
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use divan::counter::ItemsCount;
+use divan::{Bencher, black_box};
+use groundcite_embed::{Embedder, find_model};
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus/sample");
+
+fn main() {
+    eprintln!("matmul threads: {}", groundcite_embed::threads());
+    divan::main();
+}
+
+fn embedder() -> &'static Embedder {
+    static E: OnceLock<Embedder> = OnceLock::new();
+    E.get_or_init(|| {
+        let dir = find_model(None).unwrap_or_else(|e| panic!("{e}"));
+        Embedder::load(&dir).unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+fn markdown(dir: &Path, out: &mut String) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("corpus/sample")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            markdown(&p, out);
+        } else if p.extension().is_some_and(|e| e == "md") {
+            out.push_str(&std::fs::read_to_string(&p).expect("read sample"));
+            out.push_str("\n\n");
+        }
+    }
+}
+
+/// 32 chunks of about 1,000 characters of the bundled help centre, cut at
+/// white space (the corpus is reused from other offsets when it runs out).
+fn chunks() -> Vec<String> {
+    let mut text = String::new();
+    markdown(Path::new(SAMPLE), &mut text);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while out.len() < 32 {
+        let mut chunk = String::new();
+        while chunk.len() < 1000 {
+            chunk.push_str(words[at % words.len()]);
+            chunk.push(' ');
+            at += 1;
+        }
+        out.push(chunk);
+        at += 17;
+    }
+    out
+}
+
+/// 32 chunks of ~1,000 characters in one call (~220 tokens each).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn chunks_batch_32(bencher: Bencher) {
+    let e = embedder();
+    let chunks = chunks();
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    bencher
+        .counter(ItemsCount::new(refs.len()))
+        .bench_local(|| e.embed(black_box(&refs)).expect("embed"));
+}
+
+/// One short query.
+#[divan::bench(sample_count = 50)]
+fn query(bencher: Bencher) {
+    let e = embedder();
+    bencher.bench_local(|| {
+        e.embed(black_box(&["How long does it take to get my refund?"]))
+            .expect("embed")
+    });
+}
+
+/// Tokenizing the 32 chunks (no model).
+#[divan::bench(sample_count = 20)]
+fn tokenize_chunks(bencher: Bencher) {
+    let e = embedder();
+    let chunks = chunks();
+    bencher
+        .counter(ItemsCount::new(chunks.len()))
+        .bench_local(|| {
+            chunks
+                .iter()
+                .map(|c| e.tokenizer().encode_truncated(black_box(c), 256).len())
+                .sum::<usize>()
+        });
+}
+
+/// Loading the model (files in the page cache).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn load(bencher: Bencher) {
+    let dir = find_model(None).unwrap_or_else(|e| panic!("{e}"));
+    bencher.bench_local(|| Embedder::load(black_box(&dir)).expect("load"));
+}

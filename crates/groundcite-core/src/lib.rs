@@ -22,6 +22,10 @@
 //!   free-form answer (`[1]`, `[^1]`, `[doc1]`, `(Source: title)`, a trailing
 //!   "Sources" list), verified the same way; [`prose::CitationFormatError`]
 //!   when none can be extracted.
+//! - [`sentences`]: the one sentence rule shared by the index, the ranker of
+//!   candidate quotes and the embedded model's grammar.
+//! - [`Candidate`] and [`AnswerForm`]: the sentences the embedded model may
+//!   quote, and how its extractive claims take their text from their quotes.
 //! - [`native`]: provider-native citations (Anthropic, Bedrock
 //!   RetrieveAndGenerate and Converse) converted and verified into the contract.
 //!
@@ -66,6 +70,7 @@ pub mod prose;
 pub mod quantity;
 mod render;
 pub mod schema;
+pub mod sentences;
 pub mod stream;
 mod verify;
 
@@ -75,7 +80,9 @@ pub use contract::{
     validate_trace_id,
 };
 pub use error::InputError;
-pub use model::{Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN};
+pub use model::{
+    AnswerForm, Candidate, Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN, extractive_text,
+};
 pub use normalize::{
     LazyNormalized, MatchKind, MatchProfile, NearMiss, NormalizedText, QuoteMatch, QuoteVerdict,
     Span, find_quote, find_quote_in, normalize,

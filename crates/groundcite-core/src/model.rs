@@ -51,6 +51,122 @@ pub struct Claim {
     pub citations: Vec<Citation>,
 }
 
+/// A sentence of a retrieved chunk that the embedded model may quote,
+/// ranked by its relevance to the question (see `groundcite_ask`). The
+/// model chooses among candidates instead of whole chunks, so what it
+/// quotes is a sentence that was judged to answer, not merely a real one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The chunk that holds the sentence.
+    pub chunk_id: String,
+    /// The sentence, white space trimmed: an exact substring of the chunk.
+    pub text: String,
+    /// Byte offset of `text` in the chunk's content.
+    pub start: usize,
+    /// Where it sits: the document's title and the section headings above
+    /// it, `" > "`-separated (shown to the model, never quoted).
+    pub context: String,
+    /// Relevance to the question (higher is better; comparable within one
+    /// request only).
+    pub score: f32,
+}
+
+/// How the model's output spells its claims.
+///
+/// The seed's [`GroundedAnswer`] gives every claim its own `text`. An
+/// extractive answer (the embedded model's default) states each claim as
+/// the sentence it quotes, so the model writes the quote once and code
+/// fills in the text: a claim object holds only `citations`, and its text is
+/// its quotes, each trimmed of surrounding white space, joined by one
+/// space. Re-verification of a stored trace applies the same rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerForm {
+    /// Every claim has `text` and `citations` (the seed's schema).
+    #[default]
+    Grounded,
+    /// Claims have only `citations`; the text is filled from the quotes.
+    Extractive,
+}
+
+impl AnswerForm {
+    /// The name stored in traces (`grounded`, `extractive`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerForm::Grounded => "grounded",
+            AnswerForm::Extractive => "extractive",
+        }
+    }
+
+    /// Parses a whole answer written in this form.
+    pub fn parse_answer(self, json: &[u8]) -> Result<GroundedAnswer, serde_json::Error> {
+        match self {
+            AnswerForm::Grounded => serde_json::from_slice(json),
+            AnswerForm::Extractive => {
+                let a: ExtractiveAnswer = serde_json::from_slice(json)?;
+                Ok(GroundedAnswer {
+                    answerable: a.answerable,
+                    claims: a.claims.into_iter().map(ExtractiveClaim::fill).collect(),
+                })
+            }
+        }
+    }
+
+    /// Parses one claim object written in this form.
+    pub fn parse_claim(self, json: &[u8]) -> Result<Claim, serde_json::Error> {
+        match self {
+            AnswerForm::Grounded => serde_json::from_slice(json),
+            AnswerForm::Extractive => {
+                serde_json::from_slice::<ExtractiveClaim>(json).map(ExtractiveClaim::fill)
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for AnswerForm {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "grounded" => Ok(AnswerForm::Grounded),
+            "extractive" => Ok(AnswerForm::Extractive),
+            other => Err(format!("{other:?} is not grounded or extractive")),
+        }
+    }
+}
+
+/// The text of an extractive claim: its quotes, trimmed, joined by a space.
+pub fn extractive_text(citations: &[Citation]) -> String {
+    let parts: Vec<&str> = citations
+        .iter()
+        .map(|c| c.quote.trim())
+        .filter(|q| !q.is_empty())
+        .collect();
+    parts.join(" ")
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtractiveClaim {
+    citations: Vec<Citation>,
+}
+
+impl ExtractiveClaim {
+    fn fill(self) -> Claim {
+        Claim {
+            text: extractive_text(&self.citations),
+            citations: self.citations,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtractiveAnswer {
+    answerable: bool,
+    claims: Vec<ExtractiveClaim>,
+}
+
 /// The model's structured answer: the shape of the seed's `GroundedAnswer`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -42,7 +42,7 @@
 use std::fmt;
 
 use crate::contract::{Contract, Provenance};
-use crate::model::{ChunkSet, Claim, GroundedAnswer};
+use crate::model::{AnswerForm, ChunkSet, Claim, GroundedAnswer};
 use crate::normalize::MatchProfile;
 use crate::verify::{ClaimOutcome, ClaimPolicy, Verifier};
 
@@ -163,6 +163,7 @@ pub struct ClaimStream {
     answerable: Option<bool>,
     emitted: Vec<Claim>,
     error: Option<StreamError>,
+    form: AnswerForm,
 }
 
 impl Default for ClaimStream {
@@ -198,7 +199,15 @@ impl ClaimStream {
             answerable: None,
             emitted: Vec::new(),
             error: None,
+            form: AnswerForm::Grounded,
         }
+    }
+
+    /// Reads claims written in `form` (the default is
+    /// [`AnswerForm::Grounded`]).
+    pub fn with_form(mut self, form: AnswerForm) -> ClaimStream {
+        self.form = form;
+        self
     }
 
     /// Feeds a text fragment; returns the claims whose objects closed in it.
@@ -262,9 +271,11 @@ impl ClaimStream {
             });
         }
         let answer: GroundedAnswer =
-            serde_json::from_slice(&self.buf).map_err(|e| StreamError::InvalidAnswer {
-                message: e.to_string(),
-            })?;
+            self.form
+                .parse_answer(&self.buf)
+                .map_err(|e| StreamError::InvalidAnswer {
+                    message: e.to_string(),
+                })?;
         if answer.claims.len() < self.emitted.len()
             || answer.claims[..self.emitted.len()] != self.emitted[..]
         {
@@ -352,7 +363,7 @@ impl ClaimStream {
                     if let Some(start) = self.claim_start.take() {
                         let index = self.element;
                         let claim: Claim =
-                            serde_json::from_slice(&self.buf[start..=i]).map_err(|e| {
+                            self.form.parse_claim(&self.buf[start..=i]).map_err(|e| {
                                 StreamError::InvalidClaim {
                                     index,
                                     message: e.to_string(),
@@ -444,6 +455,12 @@ impl<'a> StreamVerifier<'a> {
         self
     }
 
+    /// Reads claims written in `form` (see [`AnswerForm`]).
+    pub fn with_form(mut self, form: AnswerForm) -> StreamVerifier<'a> {
+        self.stream = self.stream.with_form(form);
+        self
+    }
+
     /// Feeds a fragment; returns the outcome of every claim verified now,
     /// with its index in the answer.
     pub fn feed(&mut self, fragment: &str) -> Result<Vec<(usize, ClaimOutcome)>, StreamError> {
@@ -494,6 +511,31 @@ mod tests {
         let mut s = ClaimStream::new();
         let claims = s.feed(text).unwrap_or_default();
         (claims, s.finish())
+    }
+
+    #[test]
+    fn extractive_claims_take_their_quotes_as_text() {
+        let text = r#"{"answerable": true, "claims": [{"citations": [{"quote": " Refunds take 5 days. ", "chunk_id": "a"}]}, {"citations": [{"quote": "X.", "chunk_id": "a"}, {"quote": "Y.", "chunk_id": "b"}]}]}"#;
+        let mut s = ClaimStream::new().with_form(AnswerForm::Extractive);
+        let mut seen = Vec::new();
+        for piece in text.as_bytes().chunks(7) {
+            seen.extend(s.feed_bytes(piece).expect("valid"));
+        }
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0].text, "Refunds take 5 days.");
+        assert_eq!(seen[1].text, "X. Y.");
+        let answer = s.finish().expect("valid");
+        assert_eq!(answer.claims, seen);
+        // The seed's form refuses a claim without text, and the extractive
+        // form refuses one with it: the form is not guessed.
+        let mut g = ClaimStream::new();
+        assert!(matches!(
+            g.feed(text),
+            Err(StreamError::InvalidClaim { index: 0, .. })
+        ));
+        let with_text = r#"{"answerable": true, "claims": [{"text": "t", "citations": []}]}"#;
+        let mut e = ClaimStream::new().with_form(AnswerForm::Extractive);
+        assert!(e.feed(with_text).is_err());
     }
 
     #[test]

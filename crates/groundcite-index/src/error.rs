@@ -63,6 +63,16 @@ pub enum IndexErrorKind {
         /// The index directory.
         path: PathBuf,
     },
+    /// The embedding model failed on a document's sentences.
+    #[error("embedding the sentences of {document} (index at {}): {message}", path.display())]
+    Embedding {
+        /// The index directory.
+        path: PathBuf,
+        /// The document's relative path.
+        document: String,
+        /// The model's error.
+        message: String,
+    },
     /// The search engine (tantivy) failed.
     #[error("search index at {}: {source}", path.display())]
     Engine {
@@ -86,6 +96,15 @@ impl IndexError {
             action,
             path: path.to_owned(),
             source,
+        }
+        .into()
+    }
+
+    pub(crate) fn embedding(path: &Path, document: &str, message: String) -> IndexError {
+        IndexErrorKind::Embedding {
+            path: path.to_owned(),
+            document: document.to_string(),
+            message,
         }
         .into()
     }

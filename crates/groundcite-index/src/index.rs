@@ -9,7 +9,7 @@ use groundcite_core::Chunk;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, BoostQuery, Query, TermQuery};
+use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
 };
@@ -22,6 +22,7 @@ use crate::chunker::{ChunkerConfig, chunk_document};
 use crate::document::{document_title, source_url};
 use crate::error::{IndexError, IndexErrorKind};
 use crate::manifest::{FileEntry, Manifest, Settings, hash_hex};
+use crate::sentences::{ChunkEntry, Embed, FileSentences, SentenceHit, SentenceStore};
 use crate::walk::{Walk, find_documents};
 
 /// Files larger than this (10 MiB) are skipped.
@@ -104,6 +105,8 @@ pub struct IndexStats {
     pub documents: usize,
     /// Chunks searchable.
     pub chunks: usize,
+    /// Sentences with a vector (0 without an embedding model).
+    pub sentence_vectors: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -181,6 +184,7 @@ pub struct Index {
     reader: IndexReader,
     fields: Fields,
     manifest: Manifest,
+    sentences: SentenceStore,
 }
 
 impl std::fmt::Debug for Index {
@@ -227,12 +231,14 @@ impl Index {
             .try_into()
             .map_err(engine)?;
         let manifest = Manifest::load(&dir)?;
+        let sentences = SentenceStore::load(&dir)?;
         Ok(Index {
             dir,
             index,
             reader,
             fields,
             manifest,
+            sentences,
         })
     }
 
@@ -246,7 +252,13 @@ impl Index {
         IndexStats {
             documents: self.manifest.files.len(),
             chunks: usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX),
+            sentence_vectors: self.sentences.vector_count(),
         }
+    }
+
+    /// The embedding model of the stored sentence vectors, if any.
+    pub fn vector_model(&self) -> Option<&str> {
+        self.sentences.model.as_deref()
     }
 
     /// Brings the index in line with the `.md`, `.markdown` and `.txt` files
@@ -265,7 +277,31 @@ impl Index {
         cfg: &IndexConfig,
         progress: &mut dyn FnMut(Progress<'_>),
     ) -> Result<UpdateReport, IndexError> {
+        self.update_with(docs_dir, cfg, None, progress)
+    }
+
+    /// [`Index::update`], also refreshing the sentence store: each changed
+    /// file's sentences are embedded with `embed` (when given); a change of
+    /// embedding model re-embeds every file without re-indexing it. Without
+    /// `embed`, stored vectors of unchanged files are kept.
+    pub fn update_with(
+        &mut self,
+        docs_dir: &Path,
+        cfg: &IndexConfig,
+        embed: Option<&dyn Embed>,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<UpdateReport, IndexError> {
         let dir = self.dir.clone();
+        let model = embed.map(|e| e.model_id().to_string());
+        if model.is_some() && self.sentences.model != model {
+            // Vectors of another model (or none) cannot be mixed with these.
+            self.sentences = SentenceStore {
+                model: model.clone(),
+                dim: embed.map_or(0, Embed::dim),
+                files: Default::default(),
+            };
+        }
+        let mut sentences_changed = false;
         let engine = |e| IndexError::engine(&dir, e);
         let settings = Settings::new(cfg.chunker, cfg.base_url.clone());
         let rebuild = self.manifest.settings.as_ref() != Some(&settings);
@@ -312,10 +348,18 @@ impl Index {
             };
             let hash = hash_hex(&bytes);
             let old = old_files.get(&doc.rel);
+            let sentences_current =
+                !rebuild && self.sentences.is_current(&doc.rel, &hash, model.as_deref());
             if let Some(old) = old.filter(|old| !rebuild && old.xxh3_128 == hash) {
                 report.unchanged += 1;
                 report.total_chunks += old.chunks;
                 new_files.insert(doc.rel.clone(), old.clone());
+                if !sentences_current && let Ok(text) = std::str::from_utf8(&bytes) {
+                    let entry = file_sentences(&doc.rel, text, &hash, cfg, embed)
+                        .map_err(|m| IndexError::embedding(&self.dir, &doc.rel, m))?;
+                    self.sentences.files.insert(doc.rel.clone(), entry);
+                    sentences_changed = true;
+                }
                 continue;
             }
             let text = match std::str::from_utf8(&bytes) {
@@ -334,6 +378,10 @@ impl Index {
             };
             w.delete_term(Term::from_field_text(self.fields.path, &doc.rel));
             let n = self.add_document(w, &doc.rel, text, cfg)?;
+            let entry = file_sentences(&doc.rel, text, &hash, cfg, embed)
+                .map_err(|m| IndexError::embedding(&self.dir, &doc.rel, m))?;
+            self.sentences.files.insert(doc.rel.clone(), entry);
+            sentences_changed = true;
             if old.is_some() {
                 report.changed += 1;
             } else {
@@ -363,6 +411,12 @@ impl Index {
             w.commit().map_err(engine)?;
             w.wait_merging_threads().map_err(engine)?;
             self.reader.reload().map_err(engine)?;
+        }
+        let before = self.sentences.files.len();
+        self.sentences.files.retain(|rel, _| new_files.contains_key(rel));
+        sentences_changed |= self.sentences.files.len() != before;
+        if sentences_changed || !self.dir.join(crate::sentences::SENTENCES_FILE).is_file() {
+            self.sentences.save(&self.dir)?;
         }
         let manifest = Manifest {
             settings: Some(settings),
@@ -507,6 +561,70 @@ impl Index {
         Ok(Coverage { share, unknown })
     }
 
+    /// Dense retrieval: the `limit` chunks whose best sentence is most
+    /// similar to `query` (a normalised question vector from the same
+    /// model as the store), with that cosine, best first. Empty without
+    /// stored vectors.
+    pub fn dense_search(&self, query: &[f32], limit: usize) -> Vec<(String, f32)> {
+        self.sentences.best_chunks(query, limit)
+    }
+
+    /// The `limit` sentences of the whole corpus most similar to `query`
+    /// (a normalised question vector of the store's model), best first.
+    /// Empty without stored vectors.
+    pub fn sentence_search(&self, query: &[f32], limit: usize) -> Vec<SentenceHit> {
+        self.sentences.best_sentences(query, limit)
+    }
+
+    /// The stored sentences of `chunk_id` (statements of the core's
+    /// sentence rule), scored against `query` when given.
+    pub fn sentences_of(&self, chunk_id: &str, query: Option<&[f32]>) -> Vec<SentenceHit> {
+        self.sentences.sentences_of(chunk_id, query)
+    }
+
+    /// The title and headings above `chunk_id`, `" > "`-separated.
+    pub fn context_of(&self, chunk_id: &str) -> Option<String> {
+        self.sentences.context_of(chunk_id).map(str::to_string)
+    }
+
+    /// The distinct analyzed words of `text` (lower-cased, stop words
+    /// dropped, stemmed): the index's own notion of a word.
+    pub fn words(text: &str) -> BTreeSet<String> {
+        analyzed(text)
+    }
+
+    /// Inverse document frequency of an analyzed word in this index (BM25's
+    /// weight; a word no chunk uses weighs most).
+    pub fn idf(&self, word: &str) -> Result<f64, IndexError> {
+        let searcher = self.reader.searcher();
+        let n = searcher.num_docs() as f64;
+        let df = searcher
+            .doc_freq(&Term::from_field_text(self.fields.content, word))
+            .map_err(|e| IndexError::engine(&self.dir, e))? as f64;
+        Ok((1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+    }
+
+    /// Every indexed chunk (with `score: None`), ordered by chunk ID.
+    pub fn all_chunks(&self) -> Result<Vec<Chunk>, IndexError> {
+        let searcher = self.reader.searcher();
+        let n = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let hits = searcher
+            .search(&AllQuery, &TopDocs::with_limit(n).order_by_score())
+            .map_err(|e| IndexError::engine(&self.dir, e))?;
+        let mut out = Vec::with_capacity(hits.len());
+        for (_, address) in hits {
+            let doc: TantivyDocument = searcher
+                .doc(address)
+                .map_err(|e| IndexError::engine(&self.dir, e))?;
+            out.push(self.to_chunk(&doc, None));
+        }
+        out.sort_by(|a, b| a.chunk_id.cmp(&b.chunk_id));
+        Ok(out)
+    }
+
     /// The chunk with this ID, if indexed (with `score: None`).
     pub fn get(&self, chunk_id: &str) -> Result<Option<Chunk>, IndexError> {
         let searcher = self.reader.searcher();
@@ -544,6 +662,36 @@ impl Index {
             score,
         }
     }
+}
+
+/// The sentence-store entry of one document: its chunks (as indexed), each
+/// with its context (title and headings) and sentences, embedded when
+/// `embed` is given.
+fn file_sentences(
+    rel: &str,
+    text: &str,
+    hash: &str,
+    cfg: &IndexConfig,
+    embed: Option<&dyn Embed>,
+) -> Result<FileSentences, String> {
+    let title = document_title(rel, text);
+    let chunks = chunk_document(rel, text, &cfg.chunker)
+        .iter()
+        .map(|c| {
+            let mut context = vec![title.as_str()];
+            context.extend(
+                c.heading_path
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|h| *h != title),
+            );
+            ChunkEntry::build(&c.chunk_id, &c.content, &context.join(" > "), embed)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(FileSentences {
+        hash: hash.to_string(),
+        chunks,
+    })
 }
 
 /// Reads a document's bytes, or says why it is skipped.

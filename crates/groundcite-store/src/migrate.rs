@@ -32,6 +32,11 @@ const SQLITE: &[Migration] = &[
         name: "chunk_packs",
         sql: include_str!("../migrations/sqlite/0002_chunk_packs.sql"),
     },
+    Migration {
+        version: 3,
+        name: "generation_outcome",
+        sql: include_str!("../migrations/sqlite/0003_generation_outcome.sql"),
+    },
 ];
 
 const POSTGRES: &[Migration] = &[
@@ -44,6 +49,11 @@ const POSTGRES: &[Migration] = &[
         version: 2,
         name: "chunk_packs",
         sql: include_str!("../migrations/postgres/0002_chunk_packs.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "generation_outcome",
+        sql: include_str!("../migrations/postgres/0003_generation_outcome.sql"),
     },
 ];
 

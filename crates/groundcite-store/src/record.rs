@@ -52,6 +52,17 @@ pub struct TraceRecord {
     pub timings: Value,
     /// The provider error, already redacted (code and message).
     pub error: Option<Value>,
+    /// Why the generation ended (`stop`, `length`, `repeat`, `refusal`,
+    /// `content_filter`, `invalid_output`, `error`); `None` when no model
+    /// was called.
+    pub stop_reason: Option<String>,
+    /// Prompt tokens, when known.
+    pub input_tokens: Option<u64>,
+    /// Output tokens (of a failed or truncated generation too), when known.
+    pub output_tokens: Option<u64>,
+    /// How the raw output spells its claims (`grounded`, or `extractive`:
+    /// each claim's text is its quotes); `None` reads as `grounded`.
+    pub answer_form: Option<String>,
 }
 
 impl TraceRecord {
@@ -80,6 +91,10 @@ impl TraceRecord {
             options: Value::Object(serde_json::Map::new()),
             timings: Value::Object(serde_json::Map::new()),
             error: None,
+            stop_reason: None,
+            input_tokens: None,
+            output_tokens: None,
+            answer_form: None,
         }
     }
 
@@ -169,6 +184,10 @@ pub(crate) struct Columns<'a> {
     pub options: String,
     pub timings: String,
     pub error: Option<String>,
+    pub stop_reason: Option<&'a str>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub answer_form: Option<&'a str>,
     pub answerable: Option<bool>,
     /// Encoded [`ChunkRef`]s, one per chunk in order; filled by the store.
     pub chunk_refs: Vec<u8>,
@@ -207,6 +226,17 @@ impl<'a> Columns<'a> {
         check_text("provider", record.provider.as_deref())?;
         check_text("model", record.model.as_deref())?;
         check_text("provider_request_id", record.provider_request_id.as_deref())?;
+        check_text("stop_reason", record.stop_reason.as_deref())?;
+        check_text("answer_form", record.answer_form.as_deref())?;
+        let tokens = |field: &'static str, v: Option<u64>| -> Result<Option<i64>, StoreError> {
+            v.map(|n| {
+                i64::try_from(n).map_err(|_| StoreError::InvalidRecord {
+                    field,
+                    reason: "is larger than a 64-bit signed integer",
+                })
+            })
+            .transpose()
+        };
         // Serializing a `Value` or a `Vec<String>` cannot fail (string keys,
         // no custom serializers); JSON escapes NUL as \u0000.
         let json = |value: &Value| value.to_string();
@@ -228,6 +258,10 @@ impl<'a> Columns<'a> {
             options: json(&record.options),
             timings: json(&record.timings),
             error: record.error.as_ref().map(json),
+            stop_reason: record.stop_reason.as_deref(),
+            input_tokens: tokens("input_tokens", record.input_tokens)?,
+            output_tokens: tokens("output_tokens", record.output_tokens)?,
+            answer_form: record.answer_form.as_deref(),
             answerable: record.answerable(),
             chunk_refs: Vec::with_capacity(record.chunks.len() * ChunkRef::LEN),
             chunk_texts: record.chunks.texts().collect(),
@@ -259,6 +293,10 @@ pub(crate) struct StoredRow {
     pub options: String,
     pub timings: String,
     pub error: Option<String>,
+    pub stop_reason: Option<String>,
+    pub input_tokens: Option<i64>,
+    pub output_tokens: Option<i64>,
+    pub answer_form: Option<String>,
 }
 
 /// A summary row as read back, before decoding.
@@ -291,6 +329,11 @@ fn text(
 ) -> Result<Option<String>, StoreError> {
     bytes
         .map(|b| String::from_utf8(b).map_err(|e| corrupt(trace_id, column, e)))
+        .transpose()
+}
+
+fn count(trace_id: &str, column: &str, v: Option<i64>) -> Result<Option<u64>, StoreError> {
+    v.map(|n| u64::try_from(n).map_err(|e| corrupt(trace_id, column, e)))
         .transpose()
 }
 
@@ -350,6 +393,10 @@ impl StoredRow {
             provider: self.provider,
             model: self.model,
             provider_request_id: self.provider_request_id,
+            stop_reason: self.stop_reason,
+            input_tokens: count(id, "input_tokens", self.input_tokens)?,
+            output_tokens: count(id, "output_tokens", self.output_tokens)?,
+            answer_form: self.answer_form,
             trace_id: self.trace_id,
         })
     }

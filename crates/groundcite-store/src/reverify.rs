@@ -3,8 +3,8 @@
 //! service's `POST /v1/traces/{id}/verify`.
 
 use groundcite_core::{
-    Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, RefusalCode,
-    verify_with,
+    AnswerForm, Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance,
+    RefusalCode, verify_with,
 };
 
 use crate::JsonText;
@@ -55,8 +55,17 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
         question: record.question.clone(),
         model: record.model.clone(),
     };
+    // An extractive answer's claims take their text from their quotes: the
+    // same rule as when it was verified.
+    let form: AnswerForm = record
+        .answer_form
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e| format!("the trace's answer form: {e}"))?
+        .unwrap_or_default();
     let answer = match &record.raw_output {
-        Some(raw) => serde_json::from_str::<GroundedAnswer>(raw),
+        Some(raw) => form.parse_answer(raw.as_bytes()),
         None => Ok(GroundedAnswer {
             answerable: false,
             claims: Vec::new(),

@@ -160,7 +160,7 @@ macro_rules! record_columns {
     () => {
         "trace_id, created_at_ms, tenant, kind, question, chunks, prompt, schema_hash, \
          raw_output, contract, warnings, provider, model, provider_request_id, options, \
-         timings, error, chunk_refs"
+         timings, error, chunk_refs, stop_reason, input_tokens, output_tokens, answer_form"
     };
 }
 macro_rules! summary_columns {
@@ -177,7 +177,7 @@ pub(crate) const INSERT_OR_SKIP: &str = concat!(
     "INSERT INTO groundcite_traces (",
     record_columns!(),
     ", answerable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-     $16, $17, $18, $19) ON CONFLICT (trace_id) DO NOTHING"
+     $16, $17, $18, $19, $20, $21, $22, $23) ON CONFLICT (trace_id) DO NOTHING"
 );
 pub(crate) const INSERT_PACK: &str = "INSERT INTO groundcite_chunk_packs (body, last_used_ms) VALUES ($1, $2) \
      RETURNING pack_id";
@@ -241,6 +241,10 @@ macro_rules! bind_columns {
             .bind(&$c.timings)
             .bind(&$c.error)
             .bind(&$c.chunk_refs)
+            .bind($c.stop_reason)
+            .bind($c.input_tokens)
+            .bind($c.output_tokens)
+            .bind($c.answer_form)
             .bind($c.answerable)
     };
 }
@@ -271,6 +275,10 @@ macro_rules! row_readers {
                     options: row.try_get("options")?,
                     timings: row.try_get("timings")?,
                     error: row.try_get("error")?,
+                    stop_reason: row.try_get("stop_reason")?,
+                    input_tokens: row.try_get("input_tokens")?,
+                    output_tokens: row.try_get("output_tokens")?,
+                    answer_form: row.try_get("answer_form")?,
                 })
             }
 

@@ -228,6 +228,10 @@ fn run_batch<'a>(
                     c.timings,
                     c.error,
                     c.chunk_refs,
+                    c.stop_reason,
+                    c.input_tokens,
+                    c.output_tokens,
+                    c.answer_form,
                     c.answerable,
                 ])
             })

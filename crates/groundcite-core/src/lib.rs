@@ -81,7 +81,8 @@ pub use contract::{
 };
 pub use error::InputError;
 pub use model::{
-    AnswerForm, Candidate, Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN, extractive_text,
+    AnswerForm, Candidate, Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN,
+    extractive_text,
 };
 pub use normalize::{
     LazyNormalized, MatchKind, MatchProfile, NearMiss, NormalizedText, QuoteMatch, QuoteVerdict,

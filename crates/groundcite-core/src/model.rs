@@ -69,6 +69,11 @@ pub struct Candidate {
     /// Relevance to the question (higher is better; comparable within one
     /// request only).
     pub score: f32,
+    /// The answer must quote it: the ranker judged it to answer the question
+    /// (or one of its parts), so the model only decides whether the
+    /// question is answerable and whether to add the candidates after it.
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// How the model's output spells its claims.

@@ -103,7 +103,9 @@ pub fn is_statement(sentence: &str) -> bool {
     if t.starts_with('#') || t.starts_with("```") || t.starts_with("~~~") {
         return false;
     }
-    if t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '=' | '*' | '_')) {
+    if t.chars()
+        .all(|c| matches!(c, '|' | '-' | ':' | ' ' | '=' | '*' | '_'))
+    {
         return false;
     }
     t.split_whitespace()

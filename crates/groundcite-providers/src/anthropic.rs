@@ -346,6 +346,7 @@ fn classify(
         usage,
         request_id,
         timings,
+        p_answerable: None,
     })
 }
 

@@ -1139,6 +1139,7 @@ fn classify(
         usage,
         request_id,
         timings,
+        p_answerable: None,
     })
 }
 

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use groundcite_core::RefusalCode;
 
+use crate::types::Usage;
+
 /// What went wrong, classified the same way for every provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -78,6 +80,7 @@ struct Inner {
     attempts: u32,
     partial_output: Option<String>,
     model: Option<String>,
+    usage: Usage,
 }
 
 impl ProviderError {
@@ -94,6 +97,7 @@ impl ProviderError {
             attempts: 1,
             partial_output: None,
             model: None,
+            usage: Usage::default(),
         }))
     }
 
@@ -124,9 +128,22 @@ impl ProviderError {
         self
     }
 
-    pub(crate) fn with_partial_output(mut self, output: Option<String>) -> Self {
+    /// Attaches the output received before the failure (kept in the trace).
+    pub fn with_partial_output(mut self, output: Option<String>) -> Self {
         self.0.partial_output = output.filter(|o| !o.is_empty());
         self
+    }
+
+    /// Attaches the token counts of the failed generation (kept in the
+    /// trace: a truncated answer shows how far it got).
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.0.usage = usage;
+        self
+    }
+
+    /// Token counts of the failed generation, where known.
+    pub fn usage(&self) -> Usage {
+        self.0.usage
     }
 
     pub(crate) fn with_model(mut self, model: Option<String>) -> Self {

@@ -85,6 +85,6 @@ pub use pipeline::{AnswerError, AnswerSettings, Answered, Backend, answer};
 pub use secret::{SecretString, redact_url};
 pub use types::{
     CustomSchemaError, DEFAULT_MAX_TOKENS, FinishReason, Generation, GenerationRequest,
-    NATIVE_SYSTEM_PROMPT, NativeSources, Output, ResponseSchema, Timings, Usage,
+    NATIVE_SYSTEM_PROMPT, NativeSources, Output, ResponseSchema, StopReason, Timings, Usage,
     grounded_answer_shape,
 };

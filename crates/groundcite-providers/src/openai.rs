@@ -589,6 +589,7 @@ impl Accumulated {
             usage: self.usage,
             request_id,
             timings,
+            p_answerable: None,
         })
     }
 }

@@ -15,16 +15,18 @@ use std::time::{Duration, Instant};
 use groundcite_core::native::{SourceLayout, anthropic, bedrock};
 use groundcite_core::stream::StreamVerifier;
 use groundcite_core::{
-    ChunkSet, ClaimOutcome, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance,
+    AnswerForm, Candidate, ChunkSet, ClaimOutcome, ClaimPolicy, Contract, MatchProfile, Provenance,
     RefusalCode, verify_with,
 };
 
 use crate::error::ProviderError;
 use crate::generator::{Generator, Mode};
-use crate::types::{Generation, GenerationRequest, Output, Usage};
+use crate::types::{Generation, GenerationRequest, Output, StopReason, Usage};
 
-/// Builds the request a backend's generator expects for one question.
-pub type RequestBuilder = dyn Fn(&ChunkSet, &str) -> GenerationRequest + Send + Sync;
+/// Builds the request a backend's generator expects for one question, from
+/// the retrieved chunks, the question and the candidate sentences ranked
+/// for it (empty when the caller ranked none).
+pub type RequestBuilder = dyn Fn(&ChunkSet, &str, &[Candidate]) -> GenerationRequest + Send + Sync;
 
 /// A configured generator and the way to build its requests (the local
 /// model has its own prompt and source caps; structured and native-citation
@@ -33,18 +35,40 @@ pub type RequestBuilder = dyn Fn(&ChunkSet, &str) -> GenerationRequest + Send + 
 pub struct Backend {
     generator: Arc<dyn Generator>,
     build: Arc<RequestBuilder>,
+    wants_candidates: bool,
 }
 
 impl Backend {
-    /// A backend from a generator and its request builder.
+    /// A backend from a generator and its request builder (which has no
+    /// use for candidate sentences: hosted models read whole chunks).
     pub fn new(
         generator: Arc<dyn Generator>,
         build: impl Fn(&ChunkSet, &str) -> GenerationRequest + Send + Sync + 'static,
     ) -> Backend {
         Backend {
             generator,
-            build: Arc::new(build),
+            build: Arc::new(move |chunks, question, _| build(chunks, question)),
+            wants_candidates: false,
         }
+    }
+
+    /// A backend whose requests are built from candidate sentences too
+    /// (the embedded model's extractive mode).
+    pub fn with_candidates(
+        generator: Arc<dyn Generator>,
+        build: impl Fn(&ChunkSet, &str, &[Candidate]) -> GenerationRequest + Send + Sync + 'static,
+    ) -> Backend {
+        Backend {
+            generator,
+            build: Arc::new(build),
+            wants_candidates: true,
+        }
+    }
+
+    /// Whether requests use candidate sentences (so the caller should rank
+    /// them).
+    pub fn wants_candidates(&self) -> bool {
+        self.wants_candidates
     }
 
     /// The generator.
@@ -59,7 +83,18 @@ impl Backend {
 
     /// The request for `question` over `chunks`.
     pub fn request(&self, chunks: &ChunkSet, question: &str) -> GenerationRequest {
-        (self.build)(chunks, question)
+        (self.build)(chunks, question, &[])
+    }
+
+    /// The request for `question` over `chunks`, quoting among `candidates`
+    /// when the backend uses them.
+    pub fn request_with(
+        &self,
+        chunks: &ChunkSet,
+        question: &str,
+        candidates: &[Candidate],
+    ) -> GenerationRequest {
+        (self.build)(chunks, question, candidates)
     }
 }
 
@@ -123,8 +158,17 @@ pub struct Answered {
     pub raw_output: Option<String>,
     /// The model that answered, when known.
     pub model: Option<String>,
-    /// Token counts of a successful generation.
+    /// Token counts (of a failed generation too, where the generator
+    /// reports them).
     pub usage: Option<Usage>,
+    /// Why the generation ended.
+    pub stop_reason: StopReason,
+    /// The model's own probability that the sources answer the question,
+    /// where the generator measures it.
+    pub p_answerable: Option<f64>,
+    /// How the raw output spells its claims (re-verification parses it the
+    /// same way).
+    pub form: AnswerForm,
     /// The provider's request ID.
     pub request_id: Option<String>,
     /// Time spent generating (the provider's call, retries included).
@@ -191,6 +235,7 @@ pub async fn answer(
         chunks,
         settings,
         provenance,
+        form: request.form,
         started: Instant::now(),
     };
     if settings.stream && matches!(generator.mode(), Mode::Structured(_)) {
@@ -214,6 +259,7 @@ struct Run<'a> {
     chunks: &'a ChunkSet,
     settings: AnswerSettings,
     provenance: Provenance,
+    form: AnswerForm,
     started: Instant,
 }
 
@@ -244,11 +290,15 @@ impl Run<'_> {
                 raw_output,
             });
         }
+        let usage = e.usage();
         Ok(Answered {
             contract: self.refused(e.refusal_code(), e.model()),
             raw_output,
             model: e.model().map(str::to_string),
-            usage: None,
+            usage: (usage != Usage::default()).then_some(usage),
+            stop_reason: StopReason::of_error(&e),
+            p_answerable: None,
+            form: self.form,
             request_id: e.request_id().map(str::to_string),
             generate_time: self.started.elapsed(),
             error: Some(e),
@@ -264,7 +314,7 @@ impl Run<'_> {
         let provenance = self.provenance(g.model.as_deref());
         let (profile, policy) = (self.settings.profile, self.settings.policy);
         let (contract, note) = match &g.output {
-            Output::Json(text) => match serde_json::from_str::<GroundedAnswer>(text) {
+            Output::Json(text) => match self.form.parse_answer(text.as_bytes()) {
                 Ok(answer) => (
                     verify_with(&answer, self.chunks, profile, policy, provenance),
                     None,
@@ -304,11 +354,19 @@ impl Run<'_> {
                 }
             }
         };
+        let stop_reason = if note.is_some() {
+            StopReason::InvalidOutput
+        } else {
+            StopReason::Stop
+        };
         Answered {
             contract,
             raw_output: Some(raw_output),
             model: g.model,
             usage: Some(g.usage),
+            stop_reason,
+            p_answerable: g.p_answerable,
+            form: self.form,
             request_id: g.request_id,
             generate_time: self.started.elapsed(),
             error: None,
@@ -327,7 +385,8 @@ impl Run<'_> {
             Err(e) => return self.failed(e, None),
         };
         let mut verifier = StreamVerifier::new(self.chunks, self.settings.profile)
-            .with_claim_policy(self.settings.policy);
+            .with_claim_policy(self.settings.policy)
+            .with_form(self.form);
         let mut invalid = None;
         let mut raw = String::new();
         loop {
@@ -372,11 +431,19 @@ impl Run<'_> {
                 ),
             },
         };
+        let stop_reason = if note.is_some() {
+            StopReason::InvalidOutput
+        } else {
+            StopReason::Stop
+        };
         Ok(Answered {
             contract,
             raw_output: Some(raw),
             model,
             usage: Some(generation.usage),
+            stop_reason,
+            p_answerable: generation.p_answerable,
+            form: self.form,
             request_id: generation.request_id,
             generate_time: self.started.elapsed(),
             error: None,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use groundcite_core::schema::{self, Target, Violation};
-use groundcite_core::{Chunk, ChunkSet, prompt};
+use groundcite_core::{AnswerForm, Candidate, Chunk, ChunkSet, prompt};
 use serde_json::Value;
 
 /// The structured-output schema to enforce, without its provider wrapping
@@ -240,6 +240,16 @@ pub struct GenerationRequest {
     pub max_tokens: u32,
     /// Sampling temperature; the provider's default when `None`.
     pub temperature: Option<f64>,
+    /// Sentences the model may quote, best first (the embedded model's
+    /// extractive mode); empty otherwise. Hosted providers ignore them.
+    pub candidates: Vec<Candidate>,
+    /// How the output spells its claims.
+    pub form: AnswerForm,
+    /// Answer only when the model's own probability of `"answerable":
+    /// true` is at least this (the evidence gate; generators that can
+    /// measure it apply it, the embedded model does). `None`: the model's
+    /// likelier choice.
+    pub min_p_answerable: Option<f32>,
 }
 
 /// Default output token limit.
@@ -258,6 +268,9 @@ impl GenerationRequest {
             native_sources: NativeSources::Documents,
             max_tokens: DEFAULT_MAX_TOKENS,
             temperature: None,
+            candidates: Vec::new(),
+            form: AnswerForm::Grounded,
+            min_p_answerable: None,
         }
     }
 
@@ -272,6 +285,9 @@ impl GenerationRequest {
             native_sources: sources,
             max_tokens: DEFAULT_MAX_TOKENS,
             temperature: None,
+            candidates: Vec::new(),
+            form: AnswerForm::Grounded,
+            min_p_answerable: None,
         }
     }
 }
@@ -319,6 +335,49 @@ impl FinishReason {
     }
 }
 
+/// Why a generation ended, as a trace records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The output is complete.
+    Stop,
+    /// The output token limit cut it off.
+    Length,
+    /// The model refused.
+    Refusal,
+    /// The provider's content filter stopped it.
+    ContentFilter,
+    /// The output is not a valid answer.
+    InvalidOutput,
+    /// The reader went away, or the provider call failed.
+    Error,
+}
+
+impl StopReason {
+    /// The name stored in traces.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::Refusal => "refusal",
+            StopReason::ContentFilter => "content_filter",
+            StopReason::InvalidOutput => "invalid_output",
+            StopReason::Error => "error",
+        }
+    }
+
+    /// The stop reason behind a failed generation.
+    pub fn of_error(e: &crate::ProviderError) -> StopReason {
+        use crate::ErrorKind;
+        match e.kind() {
+            ErrorKind::Truncated => StopReason::Length,
+            ErrorKind::Refusal => StopReason::Refusal,
+            ErrorKind::ContentFilter => StopReason::ContentFilter,
+            ErrorKind::InvalidOutput => StopReason::InvalidOutput,
+            _ => StopReason::Error,
+        }
+    }
+}
+
 /// Token counts, when the provider returns them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {
@@ -357,6 +416,10 @@ pub struct Generation {
     pub request_id: Option<String>,
     /// Timings.
     pub timings: Timings,
+    /// The model's own probability that the sources answer the question,
+    /// where the generator measures it (the embedded model, at the
+    /// `answerable` value the grammar puts first).
+    pub p_answerable: Option<f64>,
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::time::Duration;
 use groundcite_core::schema::Target;
 use groundcite_core::{Chunk, ChunkSet};
 use groundcite_local::grammar::{GrammarLimits, QuoteMode, grounded_grammar, schema_grammar};
-use groundcite_local::{Engine, EngineOptions, Message, RunOutput, find_model};
+use groundcite_local::{Engine, EngineOptions, Message, RunOptions, RunOutput, find_model};
 use groundcite_providers::ResponseSchema;
 
 fn chunk(id: &str, content: &str) -> Chunk {
@@ -73,6 +73,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let free = grounded_grammar(chunks.chunks(), QuoteMode::Free, &limits);
     let verbatim = grounded_grammar(chunks.chunks(), QuoteMode::Verbatim, &limits);
     let max_tokens = 160;
+    // Token by token, as the reference: what the mask itself costs.
+    let opts = |grammar| RunOptions {
+        grammar: Some(grammar),
+        max_tokens,
+        fast_forward: false,
+        answerable_threshold: None,
+        repeat_guard: false,
+        close_reserve: None,
+    };
 
     type Case<'a> = (
         &'a str,
@@ -85,19 +94,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         (
             "JSON schema grammar",
-            Box::new(|| {
-                engine.run_with(&prompt, Some(&json_only), max_tokens, false, &mut |_| true)
-            }),
+            Box::new(|| engine.run_with(&prompt, opts(&json_only), &mut |_| true)),
         ),
         (
             "grounded grammar, free quotes",
-            Box::new(|| engine.run_with(&prompt, Some(&free), max_tokens, false, &mut |_| true)),
+            Box::new(|| engine.run_with(&prompt, opts(&free), &mut |_| true)),
         ),
         (
             "grounded grammar, verbatim quotes",
-            Box::new(|| {
-                engine.run_with(&prompt, Some(&verbatim), max_tokens, false, &mut |_| true)
-            }),
+            Box::new(|| engine.run_with(&prompt, opts(&verbatim), &mut |_| true)),
         ),
     ];
     println!(

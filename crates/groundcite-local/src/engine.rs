@@ -5,7 +5,7 @@
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -15,10 +15,11 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
-use llguidance::toktrie::TokEnv;
+use llguidance::toktrie::{TokEnv, TokTrie, TokenId, TokenizerEnv};
 use llguidance::{Matcher, ParserFactory};
 
 use crate::LocalError;
+use crate::guard::RepeatGuard;
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
 
@@ -46,9 +47,9 @@ pub struct EngineOptions {
     /// model was trained for.
     pub max_context: u32,
     /// Decode tokens the grammar forces in one batch instead of sampling them
-    /// one by one. Off by default: llguidance computes forced tokens only
-    /// with a canonical tokenizer, and the environment built from llama.cpp's
-    /// vocabulary is an approximate one, so nothing would be forced.
+    /// one by one (on by default). The tokenizer environment given to
+    /// llguidance tokenizes with llama.cpp's own tokenizer, so it is
+    /// canonical and llguidance computes forced tokens.
     pub fast_forward: bool,
 }
 
@@ -58,7 +59,7 @@ impl Default for EngineOptions {
         EngineOptions {
             threads: i32::try_from(cores.min(8)).unwrap_or(2),
             max_context: 4096,
-            fast_forward: false,
+            fast_forward: true,
         }
     }
 }
@@ -94,6 +95,46 @@ pub struct RunOutput {
     pub mask_time: Duration,
     /// Time to build the grammar's parser.
     pub grammar_time: Duration,
+    /// The model's probability of `true` at the `"answerable":` value, when
+    /// the grammar offered both (the decision the rest of the answer
+    /// follows).
+    pub p_answerable: Option<f32>,
+    /// Whether the repeat guard cut a repeated element and closed the JSON
+    /// ([`crate::guard`]).
+    pub repeat_cut: bool,
+    /// Whether the limit came near and the output was closed early
+    /// ([`RunOptions::close_reserve`]).
+    pub closed_early: bool,
+    /// When the first output token was decoded.
+    pub first_token_at: Option<Instant>,
+    /// When each element of the outermost array (each claim) closed, with
+    /// the repeat guard on.
+    pub element_closed_at: Vec<Instant>,
+    /// When the last token was decoded.
+    pub ended_at: Option<Instant>,
+}
+
+/// How one run decodes.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions<'a> {
+    /// The Lark grammar to decode under (none: free text).
+    pub grammar: Option<&'a str>,
+    /// Output token limit.
+    pub max_tokens: u32,
+    /// Decode grammar-forced tokens in batches.
+    pub fast_forward: bool,
+    /// At the `"answerable":` value, choose `true` only when the model's
+    /// probability of it is at least this; `None` takes the likelier.
+    pub answerable_threshold: Option<f32>,
+    /// Cut a repeated element of the outermost array and close the JSON
+    /// ([`crate::guard`]); the element being written is held back from
+    /// `on_text` until it closes.
+    pub repeat_guard: bool,
+    /// When this few tokens of the limit are left, close the output: prefer
+    /// tokens that end a string, an array or an object, so the JSON is
+    /// complete before the limit (a grammar without a bound of its own,
+    /// such as a caller's schema). `None`: never.
+    pub close_reserve: Option<u32>,
 }
 
 /// Why a run stopped.
@@ -110,7 +151,7 @@ pub enum StopKind {
 
 /// A loaded GGUF model with its llguidance tokenizer environment.
 pub struct Engine {
-    model: LlamaModel,
+    model: Arc<LlamaModel>,
     template: LlamaChatTemplate,
     factory: ParserFactory,
     tok_env: TokEnv,
@@ -154,7 +195,12 @@ impl Engine {
             path: path.to_path_buf(),
             reason: format!("no chat template in the GGUF: {e}"),
         })?;
-        let tok_env = llama_cpp_2::sampling::LlamaSampler::llguidance_tok_env(&model);
+        let model = Arc::new(model);
+        let approximate = llama_cpp_2::sampling::LlamaSampler::llguidance_tok_env(&model);
+        let tok_env: TokEnv = Arc::new(LlamaTokEnv {
+            trie: approximate.tok_trie().clone(),
+            model: Arc::clone(&model),
+        });
         let mut factory = ParserFactory::new_simple(&tok_env)
             .map_err(|e| LocalError::Grammar(format!("tokenizer environment: {e}")))?;
         factory.quiet();
@@ -235,7 +281,8 @@ impl Engine {
 
     /// Runs the model on a rendered prompt, greedily, under `grammar` when
     /// given, calling `on_text` with each new piece of text; `on_text`
-    /// returning `false` cancels.
+    /// returning `false` cancels. Forced tokens are fast-forwarded as the
+    /// engine's options say; no answerability threshold, no repeat guard.
     pub fn run(
         &self,
         prompt: &str,
@@ -245,21 +292,28 @@ impl Engine {
     ) -> Result<RunOutput, LocalError> {
         self.run_with(
             prompt,
-            grammar,
-            max_tokens,
-            self.options.fast_forward,
+            RunOptions {
+                grammar,
+                max_tokens,
+                fast_forward: self.options.fast_forward,
+                answerable_threshold: None,
+                repeat_guard: false,
+                close_reserve: None,
+            },
             on_text,
         )
     }
 
-    /// [`Engine::run`] with fast-forwarding of grammar-forced tokens chosen
-    /// per call (benchmarks compare both).
+    /// Whether grammar-forced tokens are fast-forwarded by default.
+    pub fn fast_forward(&self) -> bool {
+        self.options.fast_forward
+    }
+
+    /// Runs the model with explicit [`RunOptions`].
     pub fn run_with(
         &self,
         prompt: &str,
-        grammar: Option<&str>,
-        max_tokens: u32,
-        fast_forward: bool,
+        opts: RunOptions<'_>,
         on_text: &mut dyn FnMut(&str) -> bool,
     ) -> Result<RunOutput, LocalError> {
         let _guard = self
@@ -268,40 +322,76 @@ impl Engine {
             .map_err(|_| LocalError::Backend("a previous generation panicked".into()))?;
         let mut out = RunOutput::default();
         let t = Instant::now();
-        let mut matcher = grammar.map(|g| self.matcher(g)).transpose()?;
+        let mut matcher = opts.grammar.map(|g| self.matcher(g)).transpose()?;
         out.grammar_time = t.elapsed();
 
         let vocab = self.model.vocab();
-        let (mut ctx, mut batch, n_ctx) = self.prefill(prompt, max_tokens, &mut out)?;
+        let (mut ctx, mut batch, n_ctx) = self.prefill(prompt, opts.max_tokens, &mut out)?;
 
         let t = Instant::now();
         let mut n_past = out.prompt_tokens;
         let mut bytes: Vec<u8> = Vec::new();
         let mut emitted = 0usize;
         let mut generated = 0usize;
+        let mut decided = false;
+        let mut repeats = opts.repeat_guard.then(RepeatGuard::new);
         let n_vocab = usize::try_from(self.model.n_vocab()).unwrap_or(0);
         loop {
-            if generated >= max_tokens as usize {
+            if generated >= opts.max_tokens as usize {
                 out.stop = StopKind::Length;
                 break;
             }
             let logits = ctx.get_logits_ith(batch.n_tokens() - 1);
-            let token =
-                match &mut matcher {
-                    Some(m) => {
-                        let tm = Instant::now();
-                        let mask = m
-                            .compute_mask()
-                            .map_err(|e| LocalError::Grammar(e.to_string()))?;
-                        out.mask_time += tm.elapsed();
-                        argmax(
-                            logits.iter().take(n_vocab).enumerate().filter(|(i, _)| {
-                                u32::try_from(*i).is_ok_and(|id| mask.is_allowed(id))
-                            }),
+            let token = match &mut matcher {
+                Some(m) => {
+                    let tm = Instant::now();
+                    let mask = m
+                        .compute_mask()
+                        .map_err(|e| LocalError::Grammar(e.to_string()))?;
+                    out.mask_time += tm.elapsed();
+                    let allowed = |i: &usize| u32::try_from(*i).is_ok_and(|id| mask.is_allowed(id));
+                    let mut choice = None;
+                    if !decided
+                        && at_answerable_value(&bytes)
+                        && let Some(d) = self.answerable_decision(
+                            logits
+                                .iter()
+                                .take(n_vocab)
+                                .enumerate()
+                                .filter(|(i, _)| allowed(i)),
+                            opts.answerable_threshold,
                         )
+                    {
+                        decided = true;
+                        out.p_answerable = Some(d.p_true);
+                        choice = Some(d.token);
                     }
-                    None => argmax(logits.iter().take(n_vocab).enumerate()),
-                };
+                    let closing = opts
+                        .close_reserve
+                        .is_some_and(|r| generated + r as usize >= opts.max_tokens as usize);
+                    if choice.is_none() && closing {
+                        choice = argmax(
+                            logits
+                                .iter()
+                                .take(n_vocab)
+                                .enumerate()
+                                .filter(|(i, _)| allowed(i) && self.closes(*i)),
+                        );
+                        out.closed_early = true;
+                    }
+                    match choice {
+                        Some(c) => Some(c),
+                        None => argmax(
+                            logits
+                                .iter()
+                                .take(n_vocab)
+                                .enumerate()
+                                .filter(|(i, _)| allowed(i)),
+                        ),
+                    }
+                }
+                None => argmax(logits.iter().take(n_vocab).enumerate()),
+            };
             let Some(token) = token else {
                 return Err(LocalError::Grammar(
                     "the grammar allows no token here".into(),
@@ -315,15 +405,18 @@ impl Engine {
             if let Some(m) = &mut matcher {
                 m.consume_token(token.0.cast_unsigned())
                     .map_err(|e| LocalError::Grammar(e.to_string()))?;
-                if fast_forward && !m.is_stopped() {
+                if opts.fast_forward && !m.is_stopped() {
+                    let room = (opts.max_tokens as usize).saturating_sub(generated + 1);
                     let forced = m.consume_ff_tokens();
-                    let forced_count = forced.len();
-                    step.extend(
-                        forced
-                            .into_iter()
-                            .filter_map(|t| i32::try_from(t).ok().map(LlamaToken)),
-                    );
-                    out.forced_tokens += forced_count;
+                    if forced.len() > room {
+                        // The grammar forces more than the limit allows:
+                        // decode what fits, then stop at the limit.
+                        step.extend(forced[..room].iter().filter_map(|&t| to_token(t)));
+                        out.forced_tokens += room;
+                    } else {
+                        out.forced_tokens += forced.len();
+                        step.extend(forced.into_iter().filter_map(to_token));
+                    }
                 }
             }
             out.sampled_tokens += 1;
@@ -331,20 +424,41 @@ impl Engine {
             for tok in &step {
                 bytes.extend(vocab.token_to_piece(*tok, false, None));
             }
-            // Emit only whole characters: a token may end mid-character.
-            let valid = match std::str::from_utf8(&bytes[emitted..]) {
-                Ok(s) => s.len(),
-                Err(e) => e.valid_up_to(),
-            };
-            if valid > 0 {
-                let piece = String::from_utf8_lossy(&bytes[emitted..emitted + valid]);
-                emitted += valid;
-                if !on_text(&piece) {
-                    out.stop = StopKind::Cancelled;
-                    break;
+            let now = Instant::now();
+            out.first_token_at.get_or_insert(now);
+            out.ended_at = Some(now);
+            // The repeat guard may cut a repeated element and close the JSON.
+            let mut release_to = bytes.len();
+            if let Some(g) = &mut repeats {
+                let kept = g.elements_kept();
+                if let Some(cut) = g.scan(&bytes) {
+                    bytes.truncate(cut.keep);
+                    bytes.extend_from_slice(cut.closers.as_bytes());
+                    out.repeat_cut = true;
+                    release_to = bytes.len();
+                } else {
+                    release_to = g.releasable(bytes.len());
+                }
+                for _ in kept..g.elements_kept() {
+                    out.element_closed_at.push(now);
                 }
             }
-            if matcher.as_ref().is_some_and(Matcher::is_stopped) {
+            // Emit only whole characters: a token may end mid-character.
+            if release_to > emitted {
+                let valid = match std::str::from_utf8(&bytes[emitted..release_to]) {
+                    Ok(s) => s.len(),
+                    Err(e) => e.valid_up_to(),
+                };
+                if valid > 0 {
+                    let piece = String::from_utf8_lossy(&bytes[emitted..emitted + valid]);
+                    emitted += valid;
+                    if !on_text(&piece) {
+                        out.stop = StopKind::Cancelled;
+                        break;
+                    }
+                }
+            }
+            if out.repeat_cut || matcher.as_ref().is_some_and(Matcher::is_stopped) {
                 break;
             }
             if n_past + step.len() + 1 >= n_ctx as usize {
@@ -363,12 +477,122 @@ impl Engine {
                 .map_err(|e| LocalError::Backend(format!("decoding: {e}")))?;
         }
         out.generation_time = t.elapsed();
-        if emitted < bytes.len() {
+        if emitted < bytes.len() && out.stop != StopKind::Cancelled {
             let rest = String::from_utf8_lossy(&bytes[emitted..]).into_owned();
             on_text(&rest);
         }
         out.text = String::from_utf8_lossy(&bytes).into_owned();
         Ok(out)
+    }
+
+    /// At the `"answerable":` value: the probability of `true` among the
+    /// allowed tokens and the token to take (`true` when its probability
+    /// reaches `threshold`, else the likelier value). `None` unless the
+    /// allowed tokens offer both values and nothing else (the grammar
+    /// already decided).
+    fn answerable_decision<'a>(
+        &self,
+        allowed: impl Iterator<Item = (usize, &'a f32)>,
+        threshold: Option<f32>,
+    ) -> Option<Decision> {
+        let (yes, no) = (b't', b'f');
+        let vocab = self.model.vocab();
+        // (token, logit) of the allowed tokens starting `true` / `false`.
+        let mut t: Vec<(usize, f32)> = Vec::new();
+        let mut f: Vec<(usize, f32)> = Vec::new();
+        for (i, &l) in allowed {
+            let Ok(id) = i32::try_from(i) else { continue };
+            let piece = vocab.token_to_piece(LlamaToken(id), false, None);
+            match piece.trim_ascii_start().first() {
+                Some(&b) if b == yes => t.push((i, l)),
+                Some(&b) if b == no => f.push((i, l)),
+                // Another continuation: not this decision.
+                Some(_) => return None,
+                None => {}
+            }
+        }
+        if t.is_empty() || f.is_empty() {
+            return None;
+        }
+        let max = t.iter().chain(&f).map(|&(_, l)| l).fold(f32::MIN, f32::max);
+        let mass = |v: &[(usize, f32)]| v.iter().map(|&(_, l)| (l - max).exp()).sum::<f32>();
+        let (mt, mf) = (mass(&t), mass(&f));
+        let p_true = mt / (mt + mf);
+        let take_true = match threshold {
+            Some(th) => p_true >= th,
+            None => p_true >= 0.5,
+        };
+        let side = if take_true { &t } else { &f };
+        let token = argmax(side.iter().map(|(i, l)| (*i, l)))?;
+        Some(Decision { p_true, token })
+    }
+}
+
+struct Decision {
+    p_true: f32,
+    token: i32,
+}
+
+impl Engine {
+    /// Whether token `i`'s text starts (after white space) with a closing
+    /// quote or bracket.
+    fn closes(&self, i: usize) -> bool {
+        let Ok(id) = i32::try_from(i) else {
+            return false;
+        };
+        let piece = self
+            .model
+            .vocab()
+            .token_to_piece(LlamaToken(id), false, None);
+        matches!(piece.trim_ascii_start().first(), Some(b'"' | b']' | b'}'))
+    }
+}
+
+/// Whether the output so far ends right before the `answerable` value.
+fn at_answerable_value(bytes: &[u8]) -> bool {
+    bytes.trim_ascii_end().ends_with(b"\"answerable\":")
+}
+
+fn to_token(t: TokenId) -> Option<LlamaToken> {
+    i32::try_from(t).ok().map(LlamaToken)
+}
+
+/// llguidance's tokenizer environment over llama.cpp's own tokenizer: the
+/// token trie llama-cpp-2 builds from the vocabulary, with tokenization
+/// delegated to the model, so it is canonical and llguidance can compute
+/// the tokens a grammar forces.
+struct LlamaTokEnv {
+    trie: TokTrie,
+    model: Arc<LlamaModel>,
+}
+
+impl TokenizerEnv for LlamaTokEnv {
+    fn tok_trie(&self) -> &TokTrie {
+        &self.trie
+    }
+
+    fn tokenize_bytes(&self, s: &[u8]) -> Vec<TokenId> {
+        // llama.cpp tokenizes text; bytes that are not UTF-8 (a forced
+        // prefix may end inside a character) go through the trie.
+        let valid = match std::str::from_utf8(s) {
+            Ok(_) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        let mut out: Vec<TokenId> = self
+            .model
+            .vocab()
+            .tokenize(&s[..valid], false, false)
+            .into_iter()
+            .map(|t| t.0.cast_unsigned())
+            .collect();
+        if valid < s.len() {
+            out.extend(self.trie.greedy_tokenize(&s[valid..]));
+        }
+        out
+    }
+
+    fn tokenize_is_canonical(&self) -> bool {
+        true
     }
 }
 

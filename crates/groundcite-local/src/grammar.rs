@@ -12,7 +12,8 @@
 //! the JSON encoding of an exact substring, which is what the verifier later
 //! checks, unchanged.
 
-use groundcite_core::Chunk;
+use groundcite_core::sentences;
+use groundcite_core::{Candidate, Chunk};
 
 /// How quotes are constrained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -230,8 +231,21 @@ fn substring_lexeme(pieces: &[&str], max_chars: usize) -> String {
 }
 
 /// The grammar of an arbitrary JSON schema (a caller's own schema, with no
-/// quote constraint).
+/// quote constraint). White space is fixed (`", "` between items, `": "`
+/// after keys): free white space lets a small model write newlines until
+/// its limit.
 pub fn schema_grammar(schema: &serde_json::Value) -> String {
+    let mut schema = schema.clone();
+    if let Some(o) = schema.as_object_mut() {
+        o.insert(
+            "x-guidance".into(),
+            serde_json::json!({
+                "whitespace_flexible": false,
+                "item_separator": ", ",
+                "key_separator": ": "
+            }),
+        );
+    }
     // `%json` is accepted only in a lower-case rule.
     format!("start: answer\nanswer: %json {schema}\n")
 }
@@ -245,145 +259,211 @@ fn json_string(s: &str) -> String {
     serde_json::Value::from(s).to_string()
 }
 
-/// Splits text into runs of word characters (alphanumeric or `_`), of
-/// white space, and single other characters; a quote may start and end at
-/// any piece boundary. Concatenating the pieces gives `text` back.
+/// Splits text into runs of word characters, of white space, and single
+/// other characters ([`groundcite_core::sentences::word_pieces`]).
 pub fn pieces(text: &str) -> Vec<&str> {
-    #[derive(PartialEq, Clone, Copy)]
-    enum Class {
-        Word,
-        Space,
-        Other,
-    }
-    fn class(c: char) -> Class {
-        if c.is_whitespace() {
-            Class::Space
-        } else if c.is_alphanumeric() || c == '_' {
-            Class::Word
-        } else {
-            Class::Other
-        }
-    }
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut prev: Option<Class> = None;
-    for (i, c) in text.char_indices() {
-        let k = class(c);
-        if let Some(p) = prev
-            && (p != k || k == Class::Other)
-        {
-            out.push(&text[start..i]);
-            start = i;
-        }
-        prev = Some(k);
-    }
-    if start < text.len() {
-        out.push(&text[start..]);
-    }
-    out
+    sentences::word_pieces(text)
 }
 
-/// Splits text into sentences, each with the white space that follows it;
-/// a sentence ends after `.`, `!` or `?` (and any closing quotes or
-/// brackets) followed by white space, or at a line break. A sentence longer
-/// than `max_chars` is split into [`pieces`] so it can still be quoted in
-/// part. Concatenating the pieces gives `text` back.
+/// Splits text into sentences ([`groundcite_core::sentences::sentences`],
+/// the rule the index and the ranker use too); a sentence longer than
+/// `max_chars` once JSON-escaped is split into [`pieces`] so it can still be
+/// quoted in part. Concatenating the pieces gives `text` back.
 pub fn sentence_pieces(text: &str, max_chars: usize) -> Vec<&str> {
     let mut out = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let mut end = None;
-        if c == '\n' {
-            end = Some(i + 1);
-        } else if matches!(c, '.' | '!' | '?') {
-            let mut j = i + c.len_utf8();
-            while let Some(&(k, d)) = chars.peek() {
-                if matches!(d, '"' | '\'' | ')' | ']' | '\u{201D}' | '\u{2019}') {
-                    chars.next();
-                    j = k + d.len_utf8();
-                } else {
-                    break;
-                }
-            }
-            if chars.peek().is_none_or(|&(_, d)| d.is_whitespace()) {
-                end = Some(j);
-            }
+    for s in sentences::sentences(text) {
+        // Escaping can only lengthen; compare escaped lengths conservatively.
+        if json_string(s).len() > max_chars {
+            out.extend(pieces(s));
+        } else {
+            out.push(s);
         }
-        if let Some(mut e) = end {
-            // The white space after a sentence belongs to it.
-            while let Some(&(k, d)) = chars.peek() {
-                if d.is_whitespace() {
-                    chars.next();
-                    e = k + d.len_utf8();
-                } else {
-                    break;
-                }
-            }
-            push_sentence(&mut out, &text[start..e], max_chars);
-            start = e;
-        }
-    }
-    if start < text.len() {
-        push_sentence(&mut out, &text[start..], max_chars);
     }
     out
 }
 
-fn push_sentence<'a>(out: &mut Vec<&'a str>, s: &'a str, max_chars: usize) {
-    // Escaping can only lengthen; compare escaped lengths conservatively.
-    if json_string(s).len() > max_chars {
-        out.extend(pieces(s));
-    } else {
-        out.push(s);
+/// The grammar of an extractive answer that quotes only `candidates`: each
+/// claim is one whole candidate sentence, cited from the chunk that holds
+/// it, written `{"citations": [{"quote": "…", "chunk_id": "…"}]}` (the
+/// claim's text is filled in from its quote, [`AnswerForm::Extractive`]:
+/// the model writes each sentence once). Claims follow the candidates'
+/// order, each at most once, at most `max_claims` of them, so the output
+/// cannot repeat itself and its longest form is known
+/// ([`CandidateGrammar::max_bytes`]).
+///
+/// [`AnswerForm::Extractive`]: groundcite_core::AnswerForm::Extractive
+pub fn candidate_grammar(
+    candidates: &[Candidate],
+    max_claims: usize,
+    choice: Choice,
+) -> CandidateGrammar {
+    let unanswerable = r#"{"answerable": false, "claims": []}"#;
+    let open = r#"{"answerable": true, "claims": ["#;
+    let close = "]}";
+    let sep = ", ";
+    let mut g = String::new();
+    let claims: Vec<String> = candidates
+        .iter()
+        .map(|c| {
+            format!(
+                r#"{{"citations": [{{"quote": {}, "chunk_id": {}}}]}}"#,
+                json_string(&c.text),
+                json_string(&c.chunk_id)
+            )
+        })
+        .collect();
+    let max_claims = max_claims.min(claims.len());
+    if max_claims == 0 {
+        g.push_str(&format!("start: {}\n", lit(unanswerable)));
+        return CandidateGrammar {
+            lark: g,
+            max_bytes: unanswerable.len(),
+        };
     }
+    // after_i_d: what may follow claim i when d claims were written: the
+    // end, or a later claim (j > i) while fewer than max_claims were
+    // written. A claim with nothing after it is just its literal.
+    let n = claims.len();
+    let follow = |i: usize, d: usize| {
+        if d == max_claims || i + 1 == n {
+            format!("k{i}")
+        } else {
+            format!("k{i} after_{i}_{d}")
+        }
+    };
+    // Required candidates (at the front) are quoted in order, always.
+    let required = candidates
+        .iter()
+        .take(max_claims)
+        .take_while(|c| c.required)
+        .count();
+    // Subset: any candidate may come first and any later one next. Prefix:
+    // the best candidate first, then each next one or the end.
+    let firsts = match choice {
+        _ if required > 0 => 1,
+        Choice::Subset => n,
+        Choice::Prefix => 1,
+    };
+    let first: Vec<String> = (0..firsts).map(|i| follow(i, 1)).collect();
+    g.push_str(&format!(
+        "start: {} | {} ({}) {}\n",
+        lit(unanswerable),
+        lit(open),
+        first.join(" | "),
+        lit(close)
+    ));
+    for d in 1..max_claims {
+        for i in 0..n.saturating_sub(1) {
+            let last = match choice {
+                _ if i + 1 < required => i + 2,
+                Choice::Subset => n,
+                Choice::Prefix => i + 2,
+            };
+            let later: Vec<String> = (i + 1..last)
+                .map(|j| format!("{} {}", lit(sep), follow(j, d + 1)))
+                .collect();
+            if i + 1 < required {
+                // The next required candidate must follow.
+                g.push_str(&format!("after_{i}_{d}: {}\n", later.join(" | ")));
+            } else {
+                g.push_str(&format!("after_{i}_{d}: ({})?\n", later.join(" | ")));
+            }
+        }
+    }
+    for (i, c) in claims.iter().enumerate() {
+        g.push_str(&format!("k{i}: {}\n", lit(c)));
+    }
+    // The longest output: the max_claims longest claims.
+    let mut lens: Vec<usize> = claims.iter().map(String::len).collect();
+    lens.sort_unstable_by(|a, b| b.cmp(a));
+    let longest: usize = lens.iter().take(max_claims).sum();
+    let max_bytes =
+        (open.len() + longest + sep.len() * (max_claims - 1) + close.len()).max(unanswerable.len());
+    CandidateGrammar { lark: g, max_bytes }
+}
+
+/// How the model may choose among candidate sentences (best first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Choice {
+    /// Any of them, each at most once, in their order.
+    Subset,
+    /// The best first, then each next one in turn: the model decides how
+    /// many (the default: measured better than letting it pick).
+    #[default]
+    Prefix,
+}
+
+impl std::str::FromStr for Choice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "subset" => Ok(Choice::Subset),
+            "prefix" => Ok(Choice::Prefix),
+            other => Err(format!("{other:?} is not subset or prefix")),
+        }
+    }
+}
+
+/// A grammar over candidate sentences ([`candidate_grammar`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CandidateGrammar {
+    /// The Lark grammar.
+    pub lark: String,
+    /// The longest output it allows, in bytes. Every token is at least one
+    /// byte, so a token limit of this many tokens can never cut it off.
+    pub max_bytes: usize,
+}
+
+/// The longest output [`grounded_grammar`] allows over `chunks`, in bytes
+/// (every token is at least one byte, so a token limit this large cannot
+/// cut an answer off).
+pub fn grounded_max_bytes(chunks: &[Chunk], mode: QuoteMode, limits: &GrammarLimits) -> usize {
+    let unanswerable = r#"{"answerable": false, "claims": []}"#.len();
+    if chunks.is_empty() {
+        return unanswerable;
+    }
+    // A JSON character unit is at most 6 bytes (`\uXXXX`); a verbatim quote
+    // is also no longer than its chunk's escaped text.
+    let unit = 6;
+    let quote = |c: &Chunk| match mode {
+        QuoteMode::Free => limits.max_quote_chars * unit,
+        QuoteMode::Verbatim | QuoteMode::VerbatimWords => {
+            (json_string(&c.content).len()).min(limits.max_quote_chars * unit)
+        }
+    };
+    let longest_quote = chunks.iter().map(quote).max().unwrap_or(0);
+    let longest_id = chunks
+        .iter()
+        .map(|c| json_string(&c.chunk_id).len())
+        .max()
+        .unwrap_or(0);
+    let text = match limits.claim_text {
+        ClaimText::Free => limits.max_text_chars * unit,
+        ClaimText::Extractive => chunks
+            .iter()
+            .map(|c| {
+                json_string(&c.content)
+                    .len()
+                    .min(limits.max_text_chars * unit)
+            })
+            .max()
+            .unwrap_or(0),
+    };
+    let cite = r#"{"quote": , "chunk_id": }"#.len() + 2 + longest_quote + longest_id;
+    let claim = r#"{"citations": [], "text": }"#.len()
+        + 2
+        + limits.max_citations * cite
+        + (limits.max_citations.saturating_sub(1)) * 2
+        + text;
+    let open = r#"{"answerable": true, "claims": ["#.len();
+    (open + limits.max_claims * claim + limits.max_claims.saturating_sub(1) * 2 + 2)
+        .max(unanswerable)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pieces_concatenate_to_the_text() {
-        for t in [
-            "",
-            "Refunds take 5 business days.",
-            "  a\n\nb\t\"c\" \\ d—e…",
-            "日本語のテキスト、です。🙂",
-        ] {
-            assert_eq!(pieces(t).concat(), t);
-        }
-        assert_eq!(
-            pieces("5 days."),
-            vec!["5", " ", "days", "."],
-            "punctuation is its own piece"
-        );
-    }
-
-    #[test]
-    fn sentences_keep_their_white_space_and_concatenate_back() {
-        let t = "# Title\n\nFirst one. Second \"quoted.\" Third?\nNo end";
-        let s = sentence_pieces(t, 400);
-        assert_eq!(s.concat(), t);
-        assert_eq!(
-            s,
-            vec![
-                "# Title\n\n",
-                "First one. ",
-                "Second \"quoted.\" ",
-                "Third?\n",
-                "No end"
-            ]
-        );
-        assert_eq!(
-            sentence_pieces("v1.2 is out. Yes", 400),
-            vec!["v1.2 is out. ", "Yes"]
-        );
-        let long = "word ".repeat(100);
-        assert!(sentence_pieces(&long, 50).len() > 100);
-        assert_eq!(sentence_pieces(&long, 50).concat(), long);
-        assert!(sentence_pieces("", 10).is_empty());
-    }
 
     #[test]
     fn grammar_names_every_chunk_once() {

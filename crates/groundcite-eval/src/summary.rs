@@ -9,6 +9,7 @@ pub fn format_value(m: Metric, v: Option<f64>) -> String {
     match v {
         None => "n/a".into(),
         Some(v) if m.is_rate() => format!("{:.1}%", v * 100.0),
+        Some(v) if m.is_count() => format!("{v:.1}"),
         Some(v) => format!("{v:.0} ms"),
     }
 }

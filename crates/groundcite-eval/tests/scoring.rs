@@ -81,6 +81,9 @@ fn run(case: &str, c: Contract, claims_in: usize, citations_in: usize) -> CaseRu
         latency_ms: 100.0,
         generate_ms: Some(80.0),
         error: None,
+        stop_reason: None,
+        candidates: Vec::new(),
+        gate: None,
     }
 }
 
@@ -572,4 +575,164 @@ fn the_sample_suite_matches_its_schema_and_bad_suites_do_not() {
         assert!(!validator.is_valid(&v), "schema accepted: {bad}");
         assert!(Suite::from_toml(&bad).is_err(), "reader accepted: {bad}");
     }
+}
+
+const EVIDENCE_SUITE: &str = r#"
+name = "e"
+[corpus]
+docs = "d"
+[[cases]]
+id = "one"
+kind = "answerable"
+question = "how quick r refunds"
+evidence = ["Refunds are issued within 5 business days."]
+key_facts = ["5 business days"]
+[[cases]]
+id = "two"
+kind = "multi_chunk"
+question = "refund time and how long is the label good for"
+evidence = ["Refunds are issued within 5 business days.", "Each return label is valid for 14 days."]
+key_facts = ["5 business days", "14 days"]
+[[cases]]
+id = "none"
+kind = "unanswerable"
+question = "Who is the CEO?"
+"#;
+
+fn evidence_suite() -> Suite {
+    let mut s = Suite::from_toml(EVIDENCE_SUITE).unwrap();
+    s.resolve_evidence(corpus().chunks()).unwrap();
+    s
+}
+
+#[test]
+fn evidence_sentences_resolve_to_the_chunks_that_hold_them() {
+    let s = evidence_suite();
+    assert_eq!(s.cases[0].gold_groups, vec![vec!["a#chunk-1".to_string()]]);
+    assert_eq!(
+        s.cases[1].gold_groups,
+        vec![vec!["a#chunk-1".to_string()], vec!["b#chunk-1".to_string()]]
+    );
+    // Citing the resolved chunk counts for citation recall.
+    let ok = run("one", contract(true, vec![refund_claim()]), 1, 1);
+    let (_, m) = score(&s, &[ok], &[]);
+    assert_eq!(m.get(Metric::CitationRecall), Some(1.0));
+
+    // A sentence the corpus does not hold is an error naming the case.
+    let mut bad = Suite::from_toml(&EVIDENCE_SUITE.replace(
+        "Each return label is valid for 14 days.",
+        "Each return label is valid for 30 days.",
+    ))
+    .unwrap();
+    let e = bad.resolve_evidence(corpus().chunks()).unwrap_err();
+    assert!(e.to_string().contains("cases[1].evidence[1]"), "{e}");
+    // A multi-chunk case whose evidence lies in one chunk is refused.
+    let mut one_chunk = Suite::from_toml(&EVIDENCE_SUITE.replace(
+        "\"Each return label is valid for 14 days.\"]",
+        "\"Refunds are issued within 5 business days.\"]",
+    ))
+    .unwrap();
+    let e = one_chunk.resolve_evidence(corpus().chunks()).unwrap_err();
+    assert!(e.to_string().contains("fewer than two chunks"), "{e}");
+}
+
+#[test]
+fn full_answer_rate_wants_every_key_fact_in_the_claim_text() {
+    let s = evidence_suite();
+    let value = |runs: &[CaseRun], m| score(&s, runs, &[]).1.get(m);
+    // Both facts in the claims' text.
+    let both = run(
+        "two",
+        contract(true, vec![refund_claim(), label_claim()]),
+        2,
+        2,
+    );
+    assert_eq!(
+        value(std::slice::from_ref(&both), Metric::FullAnswerRate),
+        Some(1.0)
+    );
+    // One of two facts: key_fact_recall counts it, a full answer does not.
+    let half = run("two", contract(true, vec![refund_claim()]), 1, 1);
+    assert_eq!(
+        value(std::slice::from_ref(&half), Metric::FullAnswerRate),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(std::slice::from_ref(&half), Metric::KeyFactRecall),
+        Some(0.5)
+    );
+    // The fact only in the quote: the user does not read it as the answer.
+    let quoted_only = run(
+        "one",
+        contract(
+            true,
+            vec![claim(
+                "Refunds are quick.",
+                &[("a#chunk-1", "Refunds are issued within 5 business days.")],
+            )],
+        ),
+        1,
+        1,
+    );
+    assert_eq!(
+        value(std::slice::from_ref(&quoted_only), Metric::FullAnswerRate),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(std::slice::from_ref(&quoted_only), Metric::KeyFactRecall),
+        Some(1.0)
+    );
+    // Unanswerable runs are not counted.
+    assert_eq!(
+        value(&[run("none", refused(), 0, 0)], Metric::FullAnswerRate),
+        None
+    );
+    assert_eq!(value(&[both, half], Metric::FullAnswerRate), Some(0.5));
+}
+
+#[test]
+fn sentences_truncation_gate_and_candidate_recall() {
+    let s = evidence_suite();
+    let value = |runs: &[CaseRun], m| score(&s, runs, &[]).1.get(m);
+    // Sentences per answered run: 1, 2, 2 -> median 2; refusals not counted.
+    let one = run("one", contract(true, vec![refund_claim()]), 1, 1);
+    let two = run(
+        "two",
+        contract(true, vec![refund_claim(), label_claim()]),
+        2,
+        2,
+    );
+    let runs = [
+        one.clone(),
+        two.clone(),
+        two.clone(),
+        run("none", refused(), 0, 0),
+    ];
+    assert_eq!(value(&runs, Metric::SentencesPerAnswerP50), Some(2.0));
+    // Truncation: stop reason `length`, over all runs.
+    let mut cut = run("one", refused(), 0, 0);
+    cut.stop_reason = Some("length".into());
+    let mut stopped = one.clone();
+    stopped.stop_reason = Some("stop".into());
+    assert_eq!(value(&[cut, stopped], Metric::TruncationRate), Some(0.5));
+    // The gate's pass rate counts answerable kinds only.
+    let mut blocked = run("one", refused(), 0, 0);
+    blocked.gate_passed = false;
+    let mut unans_blocked = run("none", refused(), 0, 0);
+    unans_blocked.gate_passed = false;
+    assert_eq!(
+        value(&[blocked, one.clone(), unans_blocked], Metric::GatePassRate),
+        Some(0.5)
+    );
+    // Candidate recall: every evidence sentence among the candidates.
+    let mut hit = one.clone();
+    hit.candidates = vec!["Refunds are issued within 5 business days.".into()];
+    let mut miss = two.clone();
+    miss.candidates = vec!["Refunds are issued within 5 business days.".into()];
+    assert_eq!(value(&[hit, miss], Metric::CandidateRecall), Some(0.5));
+    // Without evidence there is nothing to measure.
+    assert_eq!(
+        value(&[run("none", refused(), 0, 0)], Metric::CandidateRecall),
+        None
+    );
 }

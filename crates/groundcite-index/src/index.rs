@@ -413,7 +413,9 @@ impl Index {
             self.reader.reload().map_err(engine)?;
         }
         let before = self.sentences.files.len();
-        self.sentences.files.retain(|rel, _| new_files.contains_key(rel));
+        self.sentences
+            .files
+            .retain(|rel, _| new_files.contains_key(rel));
         sentences_changed |= self.sentences.files.len() != before;
         if sentences_changed || !self.dir.join(crate::sentences::SENTENCES_FILE).is_file() {
             self.sentences.save(&self.dir)?;

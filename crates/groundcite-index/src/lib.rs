@@ -89,8 +89,8 @@ mod walk;
 pub use chunker::{ChunkerConfig, DocChunk, chunk_document, chunk_id};
 pub use document::{document_title, source_url};
 pub use error::{IndexError, IndexErrorKind};
-pub use sentences::{Embed, SentenceHit, embed_text};
 pub use index::{
     Coverage, Index, IndexConfig, IndexStats, MAX_FILE_BYTES, MAX_QUERY_TERMS, Progress,
     UpdateReport,
 };
+pub use sentences::{Embed, SentenceHit, embed_text};

@@ -522,7 +522,10 @@ mod tests {
         let texts: Vec<&str> = hits.iter().map(|h| &content[h.start..h.end]).collect();
         assert_eq!(
             texts,
-            vec!["Refunds take five days.", "Opened software can't be refunded."]
+            vec![
+                "Refunds take five days.",
+                "Opened software can't be refunded."
+            ]
         );
         assert!(hits.iter().all(|h| h.similarity.is_none()));
         let q = Toy.embed(&["Refunds: Refunds take five days."]).expect("v");

@@ -435,14 +435,25 @@ pub fn boxed_local(l: &Local) -> Box<dyn Generator> {
 }
 
 /// The local model's request: its own prompt with a worked example, and the
-/// sources capped to what a small model can use.
+/// candidate sentences ranked for the question (or the sources capped to
+/// what a small model can use).
 #[cfg(feature = "local")]
-pub fn local_request(l: &Local, chunks: &ChunkSet, question: &str) -> GenerationRequest {
-    l.grounded_request(chunks, question)
+pub fn local_request(
+    l: &Local,
+    chunks: &ChunkSet,
+    question: &str,
+    candidates: &[groundcite_core::Candidate],
+) -> GenerationRequest {
+    l.grounded_request(chunks, question, candidates)
 }
 
 #[cfg(not(feature = "local"))]
-pub fn local_request(l: &Local, _chunks: &ChunkSet, _question: &str) -> GenerationRequest {
+pub fn local_request(
+    l: &Local,
+    _chunks: &ChunkSet,
+    _question: &str,
+    _candidates: &[groundcite_core::Candidate],
+) -> GenerationRequest {
     match *l {}
 }
 
@@ -858,9 +869,12 @@ pub fn backend(
     if provider == ProviderName::Local {
         let local = local_generator(args, file)?;
         let generator: Arc<dyn Generator> = Arc::from(boxed_local(&local));
-        return Ok(Backend::new(generator, move |chunks, question| {
-            limits(local_request(&local, chunks, question))
-        }));
+        return Ok(Backend::with_candidates(
+            generator,
+            move |chunks, question, candidates| {
+                limits(local_request(&local, chunks, question, candidates))
+            },
+        ));
     }
     let generator: Arc<dyn Generator> = Arc::from(build_generator(provider, args, file)?);
     Ok(match generator.mode() {

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use groundcite_ask::{AskError, AskSettings, DEFAULT_MIN_COVERAGE, DEFAULT_TOP_K, MAX_TOP_K};
+use groundcite_ask::{AskError, Failure};
 use groundcite_core::{ClaimPolicy, MatchProfile, Provenance, render_text, validate_trace_id};
 use groundcite_index::{Index, IndexConfig};
 use groundcite_providers::pipeline::AnswerError;
@@ -22,6 +22,7 @@ use serde_json::json;
 use crate::answer_cmd::{self, ProviderArgs};
 use crate::config::{self, FileConfig};
 use crate::input::BadInput;
+use crate::retrieval_args::{self, RetrievalArgs};
 use crate::verify_cmd::Format;
 
 #[derive(Debug, clap::Args)]
@@ -37,15 +38,8 @@ pub struct AskArgs {
     /// cache directory).
     #[arg(long, value_name = "DIR")]
     index: Option<String>,
-    /// Chunks to retrieve (default 3).
-    #[arg(long, value_name = "N")]
-    top_k: Option<usize>,
-    /// Share (0 to 1) of the question's words, weighted by rarity, that the
-    /// retrieved chunks must contain for the question to go to the model; a
-    /// word no document uses also stops it (default 0.5; 0 turns the gate
-    /// off).
-    #[arg(long, value_name = "SHARE")]
-    min_coverage: Option<f64>,
+    #[command(flatten)]
+    r: RetrievalArgs,
     /// Base URL of the documents: a chunk's `source_url` is this URL + the
     /// document's path (else `[ask] base_url`; none: `source_url` is null).
     #[arg(long, value_name = "URL")]
@@ -97,22 +91,11 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
     if !docs.is_dir() {
         return Err(BadInput::new(&docs.display().to_string(), "is not a directory").into());
     }
-    let min_coverage = args.min_coverage.unwrap_or(DEFAULT_MIN_COVERAGE);
-    if !(0.0..=1.0).contains(&min_coverage) {
-        return Err(BadInput::new("--min-coverage", "must be between 0 and 1").into());
-    }
-    let top_k = args.top_k.or(file.ask.top_k).unwrap_or(DEFAULT_TOP_K);
-    if top_k == 0 || top_k > MAX_TOP_K {
-        return Err(BadInput::new("--top-k", format!("must be between 1 and {MAX_TOP_K}")).into());
-    }
+    let provider = answer_cmd::choose_provider(&args.p, &file)?;
+    let mut settings = retrieval_args::ask_settings(&args.r, &file, provider)?;
+    settings.profile = args.profile;
+    settings.policy = args.policy;
     let trace_id = args.trace_id.clone().unwrap_or_else(crate::new_trace_id);
-    let settings = AskSettings {
-        top_k,
-        min_coverage,
-        profile: args.profile,
-        policy: args.policy,
-        stream: false,
-    };
 
     // Retrieve (after indexing changed files).
     let started = Instant::now();
@@ -120,6 +103,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         Some(d) => PathBuf::from(d),
         None => default_index_dir(&docs)?,
     };
+    let embed = retrieval_args::embedder(&args.r, &file)?;
     let mut index = Index::open_or_create(&index_dir)?;
     let cfg = IndexConfig {
         base_url: args
@@ -128,8 +112,8 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
             .or_else(|| file.ask.base_url.clone()),
         ..IndexConfig::default()
     };
-    crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, true)?;
-    let retrieval = groundcite_ask::retrieve(&index, &args.question, &settings)?;
+    crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, embed.as_deref(), true)?;
+    let retrieval = groundcite_ask::retrieve(&index, embed.as_deref(), &args.question, &settings)?;
     if let Some(note) = retrieval.gate_note() {
         eprintln!("note: {note}: answering unanswerable without the model");
     }
@@ -141,8 +125,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         model: None,
     };
     // The provider's settings are only needed when the model is asked.
-    let backend = if retrieval.gate_passed {
-        let provider = answer_cmd::choose_provider(&args.p, &file)?;
+    let backend = if retrieval.gate_passed() {
         Some(answer_cmd::backend(provider, &args.p, &file)?)
     } else {
         None
@@ -151,26 +134,60 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let asked = runtime
-        .block_on(groundcite_ask::answer(
-            retrieval,
-            backend.as_ref(),
-            &args.question,
-            &settings,
-            provenance,
-            &mut |_, _| true,
-        ))
-        .map_err(|e| match e {
-            AskError::Answer(AnswerError::Provider { error, .. }) => {
-                let mut msg = error.to_string();
-                if let Some(body) = error.body() {
-                    let cut: String = body.chars().take(500).collect();
-                    msg.push_str(&format!("; response body: {cut}"));
-                }
-                anyhow::anyhow!(msg)
+    let quotes = args
+        .p
+        .quotes
+        .clone()
+        .or_else(|| file.local.quotes.clone())
+        .unwrap_or_else(|| "verbatim".into());
+    let extra = json!({"quotes": quotes, "docs": docs.display().to_string()});
+    let kept = retrieval.clone();
+    let asked = runtime.block_on(groundcite_ask::answer(
+        retrieval,
+        backend.as_ref(),
+        &args.question,
+        &settings,
+        provenance,
+        &mut |_, _| true,
+    ));
+    let asked = match asked {
+        Ok(a) => a,
+        // A failed generation still leaves a trace that shows why.
+        Err(AskError::Answer(AnswerError::Provider { error, raw_output })) => {
+            let provider_name = backend
+                .as_ref()
+                .map_or("none", |b| b.generator().provider());
+            let mut record = kept.failed_trace_record(
+                &trace_id,
+                "ask",
+                &args.question,
+                &settings,
+                Failure {
+                    provider: provider_name,
+                    error: &error,
+                    raw_output,
+                },
+            );
+            if let (Some(o), serde_json::Value::Object(extra)) =
+                (record.options.as_object_mut(), extra.clone())
+            {
+                o.extend(extra);
             }
-            other => anyhow::anyhow!(other),
-        })?;
+            record.timings = json!({"total_ms": ms(started.elapsed())});
+            if !args.no_trace {
+                let url = database_url(args.database.as_deref(), &file)?;
+                store_trace(&url, &record)?;
+                eprintln!("trace: {trace_id}");
+            }
+            let mut msg = error.to_string();
+            if let Some(body) = error.body() {
+                let cut: String = body.chars().take(500).collect();
+                msg.push_str(&format!("; response body: {cut}"));
+            }
+            return Err(anyhow::anyhow!(msg));
+        }
+        Err(other) => return Err(anyhow::anyhow!(other)),
+    };
     if let Some(a) = &asked.answered {
         if let Some(e) = &a.error {
             eprintln!("note: {e}");
@@ -179,19 +196,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
             eprintln!("note: {note}; refusing with R3");
         }
     }
-    let quotes = args
-        .p
-        .quotes
-        .clone()
-        .or_else(|| file.local.quotes.clone())
-        .unwrap_or_else(|| "verbatim".into());
-    let mut record = asked.trace_record(
-        &trace_id,
-        "ask",
-        &args.question,
-        &settings,
-        json!({"quotes": quotes, "docs": docs.display().to_string()}),
-    );
+    let mut record = asked.trace_record(&trace_id, "ask", &args.question, &settings, extra);
     if let Some(t) = record.timings.as_object_mut() {
         t.insert("total_ms".into(), json!(ms(started.elapsed())));
     }

@@ -59,6 +59,12 @@
 //! base_url = "https://help.example.com/" # source_url = base_url + path
 //! top_k = 3
 //! database = "traces.sqlite3" # or postgres://…; default: the data directory
+//! retrieval = "hybrid"        # or "bm25"
+//! embed_model = "models/all-MiniLM-L6-v2" # default: the model cache, the installed package
+//! gate = "evidence"           # or "retrieval", "off"; default: evidence for local, retrieval otherwise
+//! candidates = 4              # sentences the embedded model quotes among (0: whole chunks)
+//! min_similarity = 0.58       # evidence gate: best sentence's cosine with the question
+//! min_p_answerable = 0.5      # evidence gate: the embedded model's probability of answering
 //!
 //! [serve]                     # `groundcite serve`
 //! addr = "127.0.0.1:8787"
@@ -143,6 +149,12 @@ pub struct AskSection {
     pub base_url: Option<String>,
     pub top_k: Option<usize>,
     pub database: Option<String>,
+    pub gate: Option<String>,
+    pub candidates: Option<usize>,
+    pub retrieval: Option<crate::retrieval_args::RetrievalMode>,
+    pub embed_model: Option<String>,
+    pub min_similarity: Option<f32>,
+    pub min_p_answerable: Option<f32>,
 }
 
 /// `[openai]`.

@@ -16,18 +16,19 @@ use std::time::Instant;
 
 use anyhow::Context;
 use groundcite_ask::{AskError, AskSettings, Retrieval};
-use groundcite_core::{ChunkSet, Contract, GroundedAnswer, Provenance, RefusalCode, WarningCode};
+use groundcite_core::{AnswerForm, ChunkSet, Contract, Provenance, RefusalCode, WarningCode};
 use groundcite_eval::{
     CaseRun, EvalResult, HallucinationCheck, RESULT_FORMAT, Suite, check_thresholds, compare,
     hallucination_check, parse_threshold, report, score, summary,
 };
-use groundcite_index::{Coverage, Index, IndexConfig};
+use groundcite_index::{Embed, Index, IndexConfig};
 use groundcite_providers::pipeline::{AnswerError, Backend};
 use serde_json::json;
 
 use crate::answer_cmd::{self, ProviderArgs};
 use crate::config;
 use crate::input::{self, BadInput};
+use crate::retrieval_args::{self, RetrievalArgs};
 
 /// Largest suite file read.
 const MAX_SUITE_BYTES: u64 = 16 << 20;
@@ -60,6 +61,13 @@ pub struct EvalArgs {
     /// No progress bar, even on a terminal.
     #[arg(long)]
     no_progress: bool,
+    /// Retrieve and rank only; no model is asked (every case answers
+    /// unanswerable). Only retrieval_recall and candidate_recall mean
+    /// anything then: for tuning retrieval fast.
+    #[arg(long)]
+    retrieval_only: bool,
+    #[command(flatten)]
+    r: RetrievalArgs,
     #[command(flatten)]
     p: ProviderArgs,
 }
@@ -125,13 +133,25 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         let p = PathBuf::from(p);
         if p.is_absolute() { p } else { base.join(p) }
     };
-    let defaults = AskSettings::default();
-    let settings = AskSettings {
-        top_k: suite.settings.top_k.unwrap_or(defaults.top_k),
-        min_coverage: suite.settings.min_coverage.unwrap_or(defaults.min_coverage),
-        profile: suite.settings.profile.unwrap_or_default(),
-        policy: suite.settings.claims.unwrap_or_default(),
-        stream: false,
+    let provider = answer_cmd::choose_provider(&args.p, &file)?;
+    // Flags > the suite's [settings] > groundcite.toml > the provider's default.
+    let mut r = args.r.clone();
+    r.top_k = r.top_k.or(suite.settings.top_k);
+    r.candidates = r.candidates.or(suite.settings.candidates);
+    if r.gate.is_none()
+        && let Some(g) = &suite.settings.gate
+    {
+        r.gate = Some(
+            g.parse()
+                .map_err(|e: String| BadInput::new(&suite_name, e))?,
+        );
+    }
+    let mut settings = retrieval_args::ask_settings(&r, &file, provider)?;
+    settings.profile = suite.settings.profile.unwrap_or_default();
+    settings.policy = suite.settings.claims.unwrap_or_default();
+    let embed = match &suite.corpus.docs {
+        Some(_) => retrieval_args::embedder(&r, &file)?,
+        None => None,
     };
     let (source, corpus_label) = match (&suite.corpus.docs, &suite.corpus.chunks) {
         (Some(docs), _) => {
@@ -152,7 +172,13 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 base_url: suite.corpus.base_url.clone(),
                 ..IndexConfig::default()
             };
-            crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, true)?;
+            crate::index_cmd::update_with_progress(
+                &mut index,
+                &docs,
+                &cfg,
+                embed.as_deref(),
+                true,
+            )?;
             (Source::Index(Box::new(index)), docs.display().to_string())
         }
         (None, Some(chunks)) => {
@@ -161,8 +187,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         }
         (None, None) => unreachable_corpus()?,
     };
+    // Evidence sentences name their gold chunks through the corpus itself.
+    let all_chunks = match &source {
+        Source::Index(index) => index.all_chunks()?,
+        Source::Chunks(set) => set.chunks().to_vec(),
+    };
+    suite
+        .resolve_evidence(&all_chunks)
+        .map_err(|e| BadInput::new(&suite_name, e.to_string()))?;
 
-    let provider = answer_cmd::choose_provider(&args.p, &file)?;
     let backend = answer_cmd::backend(provider, &args.p, &file)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -182,11 +215,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             let run = run_case(
                 &runtime,
                 &source,
+                embed.as_deref(),
                 &backend,
                 &case.question,
                 &settings,
-                &case.id,
-                repeat,
+                (&case.id, repeat, args.retrieval_only),
             )?;
             if repeat == 1 {
                 hallucination.push(hallucination_check(
@@ -231,7 +264,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         settings: json!({
             "corpus": corpus_label,
             "top_k": settings.top_k,
-            "min_coverage": settings.min_coverage,
+            "retrieval": if embed.is_some() { "hybrid" } else { "bm25" },
+            "gate": settings.gate,
+            "candidates": settings.candidates,
             "match": settings.profile,
             "claims": settings.policy,
         }),
@@ -305,31 +340,36 @@ fn progress(total: u64, off: bool) -> indicatif::ProgressBar {
 fn run_case(
     runtime: &tokio::runtime::Runtime,
     source: &Source,
+    embed: Option<&dyn Embed>,
     backend: &Backend,
     question: &str,
     settings: &AskSettings,
-    case_id: &str,
-    repeat: u32,
+    (case_id, repeat, retrieval_only): (&str, u32, bool),
 ) -> anyhow::Result<(CaseRun, ChunkSet)> {
     let started = Instant::now();
     let retrieval = match source {
-        Source::Index(index) => groundcite_ask::retrieve(index, question, settings)?,
+        Source::Index(index) => groundcite_ask::retrieve(index, embed, question, settings)?,
         // A chunks corpus is what an upstream retriever returned: every
         // chunk goes to the model, and there is no gate to apply.
-        Source::Chunks(chunks) => Retrieval {
-            chunks: chunks.clone(),
-            coverage: Coverage {
-                share: 1.0,
-                unknown: Vec::new(),
-            },
-            gate_passed: true,
-            min_coverage: 0.0,
-            time: started.elapsed(),
-        },
+        Source::Chunks(chunks) => Retrieval::given(chunks.clone()),
     };
     let chunks = retrieval.chunks.clone();
     let retrieved: Vec<String> = chunks.chunks().iter().map(|c| c.chunk_id.clone()).collect();
-    let gate_passed = retrieval.gate_passed;
+    let gate_passed = retrieval.gate_passed();
+    let mut gate = groundcite_ask::gate_options(&retrieval, settings);
+    // The ranked candidates with their scores, for the report and tuning.
+    if let Some(o) = gate.as_object_mut() {
+        o.insert("candidates".into(), json!(retrieval.candidates));
+    }
+    let candidates: Vec<String> = retrieval
+        .candidates
+        .iter()
+        .map(|c| c.text.clone())
+        .collect();
+    let mut retrieval = retrieval;
+    if retrieval_only {
+        retrieval.verdict = groundcite_ask::Verdict::Refuse("retrieval only".into());
+    }
     let prov = provenance(question);
     let trace_id = prov.trace_id.clone();
     let asked = runtime.block_on(groundcite_ask::answer(
@@ -342,11 +382,15 @@ fn run_case(
     ));
     let run = match asked {
         Ok(asked) => {
-            let raw = asked
-                .answered
-                .as_ref()
-                .and_then(|a| a.raw_output.as_deref());
-            let (claims_in, citations_in) = produced(raw, &asked.contract);
+            let answered = asked.answered.as_ref();
+            let raw = answered.and_then(|a| a.raw_output.as_deref());
+            let form = answered.map_or(AnswerForm::Grounded, |a| a.form);
+            let (claims_in, citations_in) = produced(raw, form, &asked.contract);
+            if let (Some(o), Some(p)) =
+                (gate.as_object_mut(), answered.and_then(|a| a.p_answerable))
+            {
+                o.insert("p_answerable".into(), json!(p));
+            }
             CaseRun {
                 case_id: case_id.to_string(),
                 repeat,
@@ -356,11 +400,11 @@ fn run_case(
                 claims_in,
                 citations_in,
                 latency_ms: ms(started),
-                generate_ms: asked
-                    .answered
-                    .as_ref()
-                    .map(|a| a.generate_time.as_secs_f64() * 1000.0),
+                generate_ms: answered.map(|a| a.generate_time.as_secs_f64() * 1000.0),
                 error: None,
+                stop_reason: answered.map(|a| a.stop_reason.as_str().to_string()),
+                candidates,
+                gate: Some(gate),
                 contract: asked.contract,
             }
         }
@@ -376,7 +420,14 @@ fn run_case(
             citations_in: 0,
             latency_ms: ms(started),
             generate_ms: None,
+            stop_reason: Some(
+                groundcite_providers::StopReason::of_error(&error)
+                    .as_str()
+                    .to_string(),
+            ),
             error: Some(error.to_string()),
+            candidates,
+            gate: Some(gate),
             contract: Contract::refused(RefusalCode::R3, prov, settings.profile, Vec::new()),
         },
         Err(e) => return Err(anyhow::anyhow!(e)),
@@ -387,7 +438,7 @@ fn run_case(
 /// Claims and citations the model produced: counted in its raw output when
 /// that is a GroundedAnswer, else (native citations, prose) rebuilt from
 /// the contract: kept ones plus those its warnings say were dropped.
-fn produced(raw: Option<&str>, c: &Contract) -> (usize, usize) {
+fn produced(raw: Option<&str>, form: AnswerForm, c: &Contract) -> (usize, usize) {
     // Repeats of a kept claim are dropped unchecked (`duplicate_claim`):
     // the metrics are over the distinct claims, as the service's signals.
     let repeats: BTreeSet<usize> = c
@@ -396,7 +447,7 @@ fn produced(raw: Option<&str>, c: &Contract) -> (usize, usize) {
         .filter(|w| w.code == WarningCode::DuplicateClaim)
         .filter_map(|w| w.claim_index)
         .collect();
-    if let Some(a) = raw.and_then(|r| serde_json::from_str::<GroundedAnswer>(r).ok()) {
+    if let Some(a) = raw.and_then(|r| form.parse_answer(r.as_bytes()).ok()) {
         let distinct = a
             .claims
             .iter()
@@ -430,7 +481,7 @@ fn ms(started: Instant) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use groundcite_core::{Chunk, MatchProfile, verify};
+    use groundcite_core::{Chunk, GroundedAnswer, MatchProfile, verify};
 
     use super::*;
 
@@ -457,6 +508,6 @@ mod tests {
         );
         assert_eq!(c.claims.len(), 1);
         // One distinct claim and its two citations, both verified.
-        assert_eq!(produced(Some(&raw), &c), (1, 2));
+        assert_eq!(produced(Some(&raw), AnswerForm::Grounded, &c), (1, 2));
     }
 }

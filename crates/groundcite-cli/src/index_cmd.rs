@@ -5,10 +5,11 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use groundcite_index::{ChunkerConfig, Index, IndexConfig, UpdateReport};
+use groundcite_index::{ChunkerConfig, Embed, Index, IndexConfig, UpdateReport};
 
 use crate::config;
 use crate::input::BadInput;
+use crate::retrieval_args::{self, RetrievalArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct IndexArgs {
@@ -31,6 +32,13 @@ pub struct IndexArgs {
     /// Configuration file (default: ./groundcite.toml if it exists).
     #[arg(long, value_name = "FILE")]
     config: Option<String>,
+    /// `hybrid` (default) also embeds every sentence for dense retrieval
+    /// (when the embedding model is installed); `bm25` does not.
+    #[arg(long, value_enum)]
+    retrieval: Option<retrieval_args::RetrievalMode>,
+    /// The sentence-embedding model's folder (see `groundcite ask --help`).
+    #[arg(long, value_name = "DIR")]
+    embed_model: Option<String>,
 }
 
 pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
@@ -63,10 +71,19 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
         Some(d) => PathBuf::from(d),
         None => crate::ask_cmd::default_index_dir(&docs)?,
     };
+    let embed = retrieval_args::embedder(
+        &RetrievalArgs {
+            retrieval: args.retrieval,
+            embed_model: args.embed_model.clone(),
+            ..RetrievalArgs::default()
+        },
+        &file,
+    )?;
     let mut index = Index::open_or_create(&index_dir)?;
-    let report = update_with_progress(&mut index, &docs, &cfg, false)?;
+    let report = update_with_progress(&mut index, &docs, &cfg, embed.as_deref(), false)?;
+    let stats = index.stats();
     println!(
-        "{}: {} added, {} changed, {} removed, {} unchanged; {} chunks written, {} in the index ({})",
+        "{}: {} added, {} changed, {} removed, {} unchanged; {} chunks written, {} in the index, {} sentence vectors ({})",
         docs.display(),
         report.added,
         report.changed,
@@ -74,6 +91,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
         report.unchanged,
         report.chunks,
         report.total_chunks,
+        stats.sentence_vectors,
         index_dir.display()
     );
     Ok(ExitCode::SUCCESS)
@@ -86,12 +104,15 @@ pub fn update_with_progress(
     index: &mut Index,
     docs: &Path,
     cfg: &IndexConfig,
+    embed: Option<&dyn Embed>,
     quiet_when_unchanged: bool,
 ) -> anyhow::Result<UpdateReport> {
     let bar = indicatif::ProgressBar::hidden();
     let show = std::io::stderr().is_terminal();
-    let report = index.update(docs, cfg, &mut |p| {
-        if show && p.total >= 50 && bar.is_hidden() {
+    // Embedding makes even a small folder take seconds: show the bar then.
+    let at_least = if embed.is_some() { 1 } else { 50 };
+    let report = index.update_with(docs, cfg, embed, &mut |p| {
+        if show && p.total >= at_least && bar.is_hidden() {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             bar.set_length(p.total as u64);
             bar.set_style(

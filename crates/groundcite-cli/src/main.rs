@@ -14,6 +14,7 @@ mod eval_cmd;
 mod index_cmd;
 mod input;
 mod parse_cmd;
+mod retrieval_args;
 mod schema_cmd;
 mod serve_cmd;
 mod trace_cmd;

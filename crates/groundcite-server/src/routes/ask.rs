@@ -14,10 +14,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use groundcite_ask::{AskError, AskSettings, MAX_TOP_K, Retrieval};
+use groundcite_ask::{AskError, AskSettings, Failure, MAX_TOP_K, Retrieval};
 use groundcite_core::{ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::AnswerError;
-use groundcite_store::{TraceChunks, TraceRecord};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
@@ -76,7 +75,7 @@ pub(crate) async fn ask(
     // Retrieval and the gate come first: a question the gate answers takes
     // no generation slot, so off-topic traffic cannot crowd out answers.
     let retrieval = job.retrieve().await?;
-    let generates = retrieval.gate_passed;
+    let generates = retrieval.gate_passed();
     respond(&state, trace_id, sse, generates, move |on_claim| {
         job.run(retrieval, on_claim)
     })
@@ -145,11 +144,14 @@ impl Job {
         // Searching reads the index from disk (memory-mapped): off the
         // async workers.
         let index = self.corpus.index.clone();
+        let embed = self.corpus.embed.clone();
         let (question, settings) = (self.question.clone(), self.settings);
-        tokio::task::spawn_blocking(move || groundcite_ask::retrieve(&index, &question, &settings))
-            .await
-            .map_err(ApiError::internal)?
-            .map_err(|e| ApiError::internal(e).with_trace_id(&self.provenance.trace_id))
+        tokio::task::spawn_blocking(move || {
+            groundcite_ask::retrieve(&index, embed.as_deref(), &question, &settings)
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|e| ApiError::internal(e).with_trace_id(&self.provenance.trace_id))
     }
 
     /// Generates (when the gate passed), verifies, commits the trace, and
@@ -157,7 +159,7 @@ impl Job {
     async fn run(self, retrieval: Retrieval, mut on_claim: OnClaim) -> Result<Response, ApiError> {
         let trace_id = self.provenance.trace_id.clone();
         // Kept for the trace of a failed generation (`answer` consumes it).
-        let chunks = retrieval.chunks.clone();
+        let kept = retrieval.clone();
         let backend = self.state.0.backend.as_ref();
         let result = groundcite_ask::answer(
             retrieval,
@@ -216,16 +218,23 @@ impl Job {
                     self.started.elapsed(),
                     error.is_schema_parsing_error(),
                 );
-                let mut record = TraceRecord::new(&trace_id, "ask");
+                let mut record = kept.failed_trace_record(
+                    &trace_id,
+                    "ask",
+                    &self.question,
+                    &self.settings,
+                    Failure {
+                        provider,
+                        error: &error,
+                        raw_output,
+                    },
+                );
                 record.tenant = tenant;
-                record.question = Some(self.question.clone());
-                record.chunks = TraceChunks::from_chunks(chunks.chunks());
-                record.provider = Some(provider.to_string());
-                record.raw_output = raw_output;
-                record.model = error.model().map(str::to_string);
-                record.provider_request_id = error.request_id().map(str::to_string);
-                record.error = Some(error.summary());
-                record.options = self.options();
+                if let (Some(o), serde_json::Value::Object(extra)) =
+                    (record.options.as_object_mut(), self.options())
+                {
+                    o.extend(extra);
+                }
                 record.timings = json!({"total_ms": ms(self.started)});
                 self.state
                     .commit(record)
@@ -240,7 +249,7 @@ impl Job {
             )
             .with_trace_id(&trace_id)),
             Err(AskError::Settings(m)) => Err(ApiError::invalid(m, None)),
-            Err(e @ (AskError::Index(_) | AskError::Chunks(_))) => {
+            Err(e @ (AskError::Index(_) | AskError::Chunks(_) | AskError::Embedding(_))) => {
                 Err(ApiError::internal(e).with_trace_id(&trace_id))
             }
         }

@@ -200,6 +200,9 @@ fn generation_request(body: &ChatRequest) -> Result<GenerationRequest, ApiError>
         native_sources: Default::default(),
         max_tokens,
         temperature: None,
+        candidates: Vec::new(),
+        form: Default::default(),
+        min_p_answerable: None,
     })
 }
 

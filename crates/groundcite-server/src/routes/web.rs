@@ -106,7 +106,8 @@ pub(crate) async fn info(State(state): State<AppState>, who: Who) -> Response {
             "documents": stats.documents,
             "chunks": stats.chunks,
             "top_k": c.settings.top_k,
-            "min_coverage": c.settings.min_coverage,
+            "gate": c.settings.gate.mode.as_str(),
+            "retrieval": if c.embed.is_some() { "hybrid" } else { "bm25" },
         })
     });
     axum::Json(json!({

@@ -201,6 +201,35 @@ fn a_stored_trace_shows_and_reverifies_to_the_same_contract() {
     assert_eq!(reverified, contract);
 }
 
+/// A generation cut by its token limit still leaves a trace that shows why:
+/// the partial raw output, the stop reason and the token counts, as typed
+/// fields.
+#[test]
+fn a_truncated_generation_is_traced_with_its_partial_output() {
+    let (out, c) = ask(
+        "How long does standard shipping take?",
+        &["--candidates", "0", "--max-tokens", "40"],
+    );
+    assert_eq!(c["refusal"]["code"], "R3", "{c:#}");
+    assert!(
+        text(&out.stderr).contains("40-token limit"),
+        "{}",
+        text(&out.stderr)
+    );
+    let id = trace_id(&out);
+    let database = db();
+    let show = groundcite(&["trace", "show", &id, "--database", &database]);
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    let record: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(record["stop_reason"], "length");
+    assert_eq!(record["output_tokens"], 40);
+    assert!(record["input_tokens"].as_u64().unwrap() > 100);
+    assert_eq!(record["answer_form"], "grounded");
+    let raw = record["raw_output"].as_str().unwrap();
+    assert!(raw.starts_with("{\"answerable\": true"), "{raw}");
+    assert_eq!(record["error"]["kind"], "truncated");
+}
+
 #[test]
 fn a_tampered_trace_reverifies_differently() {
     let (out, _) = ask("How much does a Summit Club membership cost?", &[]);

@@ -17,7 +17,7 @@ import sys
 import urllib.request
 from typing import List, Literal
 
-from openai import OpenAI
+from openai import LengthFinishReasonError, OpenAI
 from pydantic import BaseModel
 
 
@@ -89,6 +89,22 @@ def main() -> None:
     assert deltas > 1, deltas
     assert streamed == parsed, "greedy decoding: the stream gives the same answer"
     print(f"stream(): {deltas} deltas, same answer")
+
+    # A limit too small for the answer: the schema grammar alone does not
+    # bound the output, so the decoder closes the JSON before the limit and
+    # reports the cut (finish_reason "length"); the SDK raises on it, and
+    # the content it carries is still valid JSON, never a loop to the limit.
+    try:
+        client.beta.chat.completions.parse(
+            model="smollm2", messages=messages, response_format=GroundedAnswer, max_tokens=60,
+        )
+        raise AssertionError("a 60-token limit did not cut the answer")
+    except LengthFinishReasonError as e:
+        cut = e.completion.choices[0]
+        assert cut.finish_reason == "length", cut.finish_reason
+        closed = json.loads(cut.message.content)
+        assert "claims" in closed, closed
+        print(f"max_tokens=60: finish_reason=length, closed JSON of {len(cut.message.content)} bytes")
 
     # groundcite's verifier decides what reaches a user.
     body = json.dumps({"chunks": CHUNKS, "answer": parsed.model_dump(), "question": "returns?"}).encode()

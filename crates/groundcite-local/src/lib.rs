@@ -4,8 +4,14 @@
 //!
 //! Key types:
 //! - [`LocalGenerator`]: the [`Generator`] behind `--provider local`; builds
-//!   the capped one-shot prompt ([`LocalGenerator::grounded_request`]) and
-//!   decodes under the grammar.
+//!   the prompt ([`LocalGenerator::grounded_request`]: over ranked candidate
+//!   sentences, or the capped chunks) and decodes under the grammar.
+//! - [`grammar::candidate_grammar`]: an extractive answer over candidate
+//!   sentences: each claim one whole candidate, best first, required ones
+//!   forced, none repeated; its longest output ([`grammar::CandidateGrammar`])
+//!   sets the token limit, so the limit never cuts an answer.
+//! - [`guard::RepeatGuard`]: cuts a claim repeated byte for byte and closes
+//!   the JSON; holds back the claim being written from the stream.
 //! - [`grammar::grounded_grammar`]: the Lark grammar of a `GroundedAnswer`
 //!   whose `chunk_id`s are the retrieved IDs and whose quotes, in
 //!   [`QuoteMode::Verbatim`] (the default), are contiguous runs of the cited

@@ -46,10 +46,9 @@ pub struct EngineOptions {
     /// Largest context to allocate (prompt + output), capped by what the
     /// model was trained for.
     pub max_context: u32,
-    /// Decode tokens the grammar forces in one batch instead of sampling them
-    /// one by one (on by default). The tokenizer environment given to
-    /// llguidance tokenizes with llama.cpp's own tokenizer, so it is
-    /// canonical and llguidance computes forced tokens.
+    /// Allow runs to decode the tokens a grammar forces in one batch instead
+    /// of sampling them one by one (on by default; a run asks for it with
+    /// [`RunOptions::fast_forward`]).
     pub fast_forward: bool,
 }
 
@@ -121,7 +120,11 @@ pub struct RunOptions<'a> {
     pub grammar: Option<&'a str>,
     /// Output token limit.
     pub max_tokens: u32,
-    /// Decode grammar-forced tokens in batches.
+    /// Decode grammar-forced tokens in batches: the grammar is compiled over
+    /// the canonical tokenizer environment, whose mask allows only
+    /// canonical tokenizations. For grammars that force nearly every byte
+    /// (candidate sentences); free text is better off without it (see
+    /// [`Engine::load`]'s note).
     pub fast_forward: bool,
     /// At the `"answerable":` value, choose `true` only when the model's
     /// probability of it is at least this; `None` takes the likelier.
@@ -153,7 +156,10 @@ pub enum StopKind {
 pub struct Engine {
     model: Arc<LlamaModel>,
     template: LlamaChatTemplate,
+    /// Parsers over the approximate tokenizer environment (no fast forward).
     factory: ParserFactory,
+    /// Parsers over the canonical one (forced tokens fast-forwarded).
+    factory_ff: ParserFactory,
     tok_env: TokEnv,
     options: EngineOptions,
     path: PathBuf,
@@ -161,6 +167,8 @@ pub struct Engine {
     load_time: Duration,
     /// One generation at a time: the context is large and the cores few.
     busy: Mutex<()>,
+    /// Every token's bytes, built the first time an output is closed.
+    pieces: std::sync::OnceLock<Vec<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -196,14 +204,30 @@ impl Engine {
             reason: format!("no chat template in the GGUF: {e}"),
         })?;
         let model = Arc::new(model);
-        let approximate = llama_cpp_2::sampling::LlamaSampler::llguidance_tok_env(&model);
-        let tok_env: TokEnv = Arc::new(LlamaTokEnv {
-            trie: approximate.tok_trie().clone(),
+        // Two tokenizer environments. llama-cpp-2's own is approximate: the
+        // mask allows every token sequence that spells the grammar's bytes,
+        // as the model would write them. The canonical one tokenizes with
+        // llama.cpp, which lets llguidance compute forced tokens (fast
+        // forward) but also limits the mask to canonical tokenizations:
+        // measured on a free-text schema answer, that pushed SmolLM2 off
+        // its own words into a loop ("text": "Returns#1" and a URL of
+        // "1111-" to the limit, where the approximate mask gives the
+        // sentence it would write unconstrained). So the canonical one is
+        // used only where the grammar forces nearly everything (candidate
+        // sentences), the approximate one everywhere else.
+        let tok_env = llama_cpp_2::sampling::LlamaSampler::llguidance_tok_env(&model);
+        let canonical: TokEnv = Arc::new(LlamaTokEnv {
+            trie: tok_env.tok_trie().clone(),
             model: Arc::clone(&model),
         });
-        let mut factory = ParserFactory::new_simple(&tok_env)
-            .map_err(|e| LocalError::Grammar(format!("tokenizer environment: {e}")))?;
-        factory.quiet();
+        let factory = |env: &TokEnv| -> Result<ParserFactory, LocalError> {
+            let mut f = ParserFactory::new_simple(env)
+                .map_err(|e| LocalError::Grammar(format!("tokenizer environment: {e}")))?;
+            f.quiet();
+            Ok(f)
+        };
+        let factory_ff = factory(&canonical)?;
+        let factory = factory(&tok_env)?;
         let name = model
             .meta_val_str("general.name")
             .ok()
@@ -216,12 +240,14 @@ impl Engine {
             model,
             template,
             factory,
+            factory_ff,
             tok_env,
             options,
             path: path.to_path_buf(),
             name,
             load_time: started.elapsed(),
             busy: Mutex::new(()),
+            pieces: std::sync::OnceLock::new(),
         })
     }
 
@@ -269,9 +295,18 @@ impl Engine {
     /// Compiles a Lark grammar into a matcher (errors name the grammar's
     /// problem).
     pub fn matcher(&self, lark: &str) -> Result<Matcher, LocalError> {
-        let parser = self
-            .factory
-            .create_parser(TopLevelGrammar::from_lark(lark.to_string()));
+        self.matcher_for(lark, false)
+    }
+
+    /// [`Engine::matcher`] over the canonical tokenizer environment when
+    /// `fast_forward` (see [`RunOptions::fast_forward`]).
+    fn matcher_for(&self, lark: &str, fast_forward: bool) -> Result<Matcher, LocalError> {
+        let factory = if fast_forward {
+            &self.factory_ff
+        } else {
+            &self.factory
+        };
+        let parser = factory.create_parser(TopLevelGrammar::from_lark(lark.to_string()));
         let matcher = Matcher::new(parser);
         match matcher.get_error() {
             Some(e) => Err(LocalError::Grammar(e)),
@@ -322,7 +357,10 @@ impl Engine {
             .map_err(|_| LocalError::Backend("a previous generation panicked".into()))?;
         let mut out = RunOutput::default();
         let t = Instant::now();
-        let mut matcher = opts.grammar.map(|g| self.matcher(g)).transpose()?;
+        let mut matcher = opts
+            .grammar
+            .map(|g| self.matcher_for(g, opts.fast_forward))
+            .transpose()?;
         out.grammar_time = t.elapsed();
 
         let vocab = self.model.vocab();
@@ -370,12 +408,13 @@ impl Engine {
                         .close_reserve
                         .is_some_and(|r| generated + r as usize >= opts.max_tokens as usize);
                     if choice.is_none() && closing {
-                        choice = argmax(
+                        choice = self.closing_choice(
+                            &bytes,
                             logits
                                 .iter()
                                 .take(n_vocab)
                                 .enumerate()
-                                .filter(|(i, _)| allowed(i) && self.closes(*i)),
+                                .filter(|(i, _)| allowed(i)),
                         );
                         out.closed_early = true;
                     }
@@ -536,15 +575,79 @@ struct Decision {
 impl Engine {
     /// Whether token `i`'s text starts (after white space) with a closing
     /// quote or bracket.
-    fn closes(&self, i: usize) -> bool {
-        let Ok(id) = i32::try_from(i) else {
-            return false;
-        };
-        let piece = self
-            .model
-            .vocab()
-            .token_to_piece(LlamaToken(id), false, None);
-        matches!(piece.trim_ascii_start().first(), Some(b'"' | b']' | b'}'))
+    /// In closing mode: among the allowed tokens, the one that leaves the
+    /// output least open (not white space, out of a string, then the fewest
+    /// open containers), the likelier on a tie. A token that closes and
+    /// opens again (`"}, {"`) does not count as closing.
+    fn closing_choice<'a>(
+        &self,
+        output: &[u8],
+        allowed: impl Iterator<Item = (usize, &'a f32)>,
+    ) -> Option<i32> {
+        let pieces = self.pieces.get_or_init(|| {
+            let vocab = self.model.vocab();
+            let n = usize::try_from(self.model.n_vocab()).unwrap_or(0);
+            (0..n)
+                .map(|i| {
+                    i32::try_from(i).map_or_else(
+                        |_| Vec::new(),
+                        |id| vocab.token_to_piece(LlamaToken(id), false, None),
+                    )
+                })
+                .collect()
+        });
+        let now = JsonState::after(JsonState::default(), output);
+        let mut best: Option<((bool, bool, usize), f32, usize)> = None;
+        for (i, &logit) in allowed {
+            let Some(piece) = pieces.get(i) else { continue };
+            let after = JsonState::after(now, piece);
+            // White space outside a string never closes anything: without
+            // this, the least open choice can be a newline forever.
+            let idle = !now.in_string && piece.iter().all(u8::is_ascii_whitespace);
+            let key = (idle, after.in_string, after.depth);
+            let better = match &best {
+                None => true,
+                Some((k, l, _)) => key < *k || (key == *k && logit > *l),
+            };
+            if better {
+                best = Some((key, logit, i));
+            }
+        }
+        best.and_then(|(_, _, i)| i32::try_from(i).ok())
+    }
+}
+
+/// Where a JSON text stands: inside a string or not, and how many
+/// containers are open.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct JsonState {
+    in_string: bool,
+    escape: bool,
+    depth: usize,
+}
+
+impl JsonState {
+    /// The state after `bytes` more.
+    fn after(mut self, bytes: &[u8]) -> JsonState {
+        for &b in bytes {
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if b == b'\\' {
+                    self.escape = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        self
     }
 }
 

@@ -235,17 +235,7 @@ fn substring_lexeme(pieces: &[&str], max_chars: usize) -> String {
 /// after keys): free white space lets a small model write newlines until
 /// its limit.
 pub fn schema_grammar(schema: &serde_json::Value) -> String {
-    let mut schema = schema.clone();
-    if let Some(o) = schema.as_object_mut() {
-        o.insert(
-            "x-guidance".into(),
-            serde_json::json!({
-                "whitespace_flexible": false,
-                "item_separator": ", ",
-                "key_separator": ": "
-            }),
-        );
-    }
+    let schema = schema.clone();
     // `%json` is accepted only in a lower-case rule.
     format!("start: answer\nanswer: %json {schema}\n")
 }

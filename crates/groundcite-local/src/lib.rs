@@ -338,7 +338,7 @@ impl LocalGenerator {
         grammar: &str,
         (max_tokens, answerable_threshold): (u32, Option<f32>),
         on_text: &mut dyn FnMut(&str) -> bool,
-        close_reserve: Option<u32>,
+        (close_reserve, fast_forward): (Option<u32>, bool),
     ) -> Result<Generation, ProviderError> {
         let started = Instant::now();
         let run = self
@@ -348,7 +348,7 @@ impl LocalGenerator {
                 RunOptions {
                     grammar: Some(grammar),
                     max_tokens,
-                    fast_forward: self.engine.fast_forward(),
+                    fast_forward,
                     answerable_threshold,
                     repeat_guard: true,
                     close_reserve,
@@ -437,6 +437,13 @@ pub const CLOSE_RESERVE: u32 = 48;
 pub const MAX_GROUNDED_TOKENS: u32 = 2048;
 
 impl LocalGenerator {
+    /// Whether forced tokens are fast-forwarded for `request`: only over
+    /// candidate sentences, where the grammar forces nearly every byte (see
+    /// [`RunOptions::fast_forward`]).
+    fn fast_forward(&self, request: &GenerationRequest) -> bool {
+        self.engine.fast_forward() && !request.candidates.is_empty()
+    }
+
     /// Whether `request`'s output must be closed near its limit: when the
     /// longest output its grammar allows does not fit the limit. The
     /// candidate grammar and the verbatim whole-chunk grammar bound their
@@ -504,7 +511,7 @@ impl Generator for LocalGenerator {
             let (prompt, grammar) = self.prepare(request)?;
             let this = self.clone();
             let limits = (request.max_tokens, request.min_p_answerable);
-            let reserve = self.close_reserve(request);
+            let reserve = (self.close_reserve(request), self.fast_forward(request));
             tokio::task::spawn_blocking(move || {
                 this.run_blocking(&prompt, &grammar, limits, &mut |_| true, reserve)
             })
@@ -521,7 +528,7 @@ impl Generator for LocalGenerator {
             let (prompt, grammar) = self.prepare(request)?;
             let this = self.clone();
             let limits = (request.max_tokens, request.min_p_answerable);
-            let reserve = self.close_reserve(request);
+            let reserve = (self.close_reserve(request), self.fast_forward(request));
             let (stream, sender) = GenerationStream::channel(PROVIDER);
             // Detached: the stream's reader learns the end through the
             // channel; a dropped reader makes `blocking_send` fail, which

@@ -1061,15 +1061,7 @@ impl Asked {
         });
         let mut options = gate_options(&self.retrieval, settings);
         if let Some(a) = &self.answered {
-            record.raw_output.clone_from(&a.raw_output);
-            record.model.clone_from(&a.model);
-            record.provider_request_id.clone_from(&a.request_id);
-            record.error = a.error.as_ref().map(ProviderError::summary);
-            record.stop_reason = Some(a.stop_reason.as_str().to_string());
-            if let Some(u) = &a.usage {
-                record.input_tokens = u.input_tokens;
-                record.output_tokens = u.output_tokens;
-            }
+            record_outcome(&mut record, a);
             if let (Some(o), Some(p)) = (options.as_object_mut(), a.p_answerable) {
                 o.insert("p_answerable".into(), json!(p));
             }
@@ -1119,34 +1111,44 @@ impl Retrieval {
         settings: &AskSettings,
         failure: Failure<'_>,
     ) -> TraceRecord {
-        failed_record(self, trace_id, kind, question, settings, failure)
+        let mut record = TraceRecord::new(trace_id, kind);
+        record.question = Some(question.to_string());
+        record.chunks = TraceChunks::from_chunks(self.chunks.chunks());
+        record.provider = Some(failure.provider.to_string());
+        record_failure(&mut record, failure.error, failure.raw_output);
+        record.options = gate_options(self, settings);
+        record
     }
 }
 
-fn failed_record(
-    retrieval: &Retrieval,
-    trace_id: &str,
-    kind: &str,
-    question: &str,
-    settings: &AskSettings,
-    failure: Failure<'_>,
-) -> TraceRecord {
-    let error = failure.error;
-    let mut record = TraceRecord::new(trace_id, kind);
-    record.question = Some(question.to_string());
-    record.chunks = TraceChunks::from_chunks(retrieval.chunks.chunks());
-    record.provider = Some(failure.provider.to_string());
-    record.raw_output = failure
-        .raw_output
-        .or_else(|| error.partial_output().map(str::to_string));
+/// Writes a generation's outcome into its trace: the raw output, model,
+/// request ID, error, and as typed fields the stop reason, the token counts
+/// and how the raw output is read back (`answer_form`). The one place the
+/// ask pipeline and the service's `/v1/answer` do it.
+pub fn record_outcome(record: &mut TraceRecord, a: &Answered) {
+    record.raw_output.clone_from(&a.raw_output);
+    record.model.clone_from(&a.model);
+    record.provider_request_id.clone_from(&a.request_id);
+    record.error = a.error.as_ref().map(ProviderError::summary);
+    record.stop_reason = Some(a.stop_reason.as_str().to_string());
+    record.answer_form = Some(a.output_form().to_string());
+    if let Some(u) = &a.usage {
+        record.input_tokens = u.input_tokens;
+        record.output_tokens = u.output_tokens;
+    }
+}
+
+/// Writes a generation that failed outright into its trace: what arrived
+/// before the failure (`raw_output`, else the error's partial output), the
+/// stop reason, the token counts and the error.
+pub fn record_failure(record: &mut TraceRecord, error: &ProviderError, raw_output: Option<String>) {
+    record.raw_output = raw_output.or_else(|| error.partial_output().map(str::to_string));
     record.model = error.model().map(str::to_string);
     record.provider_request_id = error.request_id().map(str::to_string);
     record.error = Some(error.summary());
     record.stop_reason = Some(StopReason::of_error(error).as_str().to_string());
     record.input_tokens = error.usage().input_tokens;
     record.output_tokens = error.usage().output_tokens;
-    record.options = gate_options(retrieval, settings);
-    record
 }
 
 /// A short stable hash of the schema text, for the trace.

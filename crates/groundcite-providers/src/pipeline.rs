@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use groundcite_core::native::{SourceLayout, anthropic, bedrock};
+use groundcite_core::native::{NativeFormat, SourceLayout, anthropic, bedrock};
 use groundcite_core::stream::StreamVerifier;
 use groundcite_core::{
     AnswerForm, Candidate, ChunkSet, ClaimOutcome, ClaimPolicy, Contract, MatchProfile, Provenance,
@@ -169,6 +169,9 @@ pub struct Answered {
     /// How the raw output spells its claims (re-verification parses it the
     /// same way).
     pub form: AnswerForm,
+    /// The provider's native citations the raw output carries instead of a
+    /// JSON answer (`None`: structured output).
+    pub native: Option<NativeFormat>,
     /// The provider's request ID.
     pub request_id: Option<String>,
     /// Time spent generating (the provider's call, retries included).
@@ -180,6 +183,14 @@ pub struct Answered {
 }
 
 impl Answered {
+    /// How the raw output is read back, as a trace's `answer_form` records
+    /// it: the answer form of structured output (`grounded`,
+    /// `extractive`), else the native format (`anthropic`,
+    /// `bedrock-converse`).
+    pub fn output_form(&self) -> &'static str {
+        self.native.map_or(self.form.as_str(), NativeFormat::as_str)
+    }
+
     /// Whether this answer counts as a schema-parsing error: the output was
     /// truncated or is not a valid answer (refusal R3).
     pub fn is_schema_parsing_error(&self) -> bool {
@@ -299,6 +310,7 @@ impl Run<'_> {
             stop_reason: StopReason::of_error(&e),
             p_answerable: None,
             form: self.form,
+            native: None,
             request_id: e.request_id().map(str::to_string),
             generate_time: self.started.elapsed(),
             error: Some(e),
@@ -359,6 +371,11 @@ impl Run<'_> {
         } else {
             StopReason::Stop
         };
+        let native = match &g.output {
+            Output::Json(_) => None,
+            Output::AnthropicCitations(_) => Some(NativeFormat::Anthropic),
+            Output::BedrockCitations(_) => Some(NativeFormat::BedrockConverse),
+        };
         Answered {
             contract,
             raw_output: Some(raw_output),
@@ -367,6 +384,7 @@ impl Run<'_> {
             stop_reason,
             p_answerable: g.p_answerable,
             form: self.form,
+            native,
             request_id: g.request_id,
             generate_time: self.started.elapsed(),
             error: None,
@@ -444,6 +462,7 @@ impl Run<'_> {
             stop_reason,
             p_answerable: generation.p_answerable,
             form: self.form,
+            native: None,
             request_id: generation.request_id,
             generate_time: self.started.elapsed(),
             error: None,

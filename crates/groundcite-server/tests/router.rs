@@ -552,6 +552,10 @@ async fn parse_and_convert_verify_answers_from_elsewhere() {
     .await;
     assert_eq!(t.json()["kind"], "parse");
     assert_eq!(t.json()["raw_output"], text);
+    assert_eq!(t.json()["answer_form"], "prose");
+    // Same rule, same result: a prose trace re-verifies as prose.
+    let again = reverified(&s, c["trace_id"].as_str().unwrap_or("")).await;
+    assert_eq!(again["same"], true, "{again}");
 
     let r = send(
         &s,
@@ -590,6 +594,31 @@ async fn parse_and_convert_verify_answers_from_elsewhere() {
         String::from_utf8_lossy(&r.body)
     );
     assert_eq!(r.json()["answerable"], true);
+    let again = reverified(&s, r.json()["trace_id"].as_str().unwrap_or("")).await;
+    assert_eq!(again["same"], true, "{again}");
+    // With the request that was sent to the provider, laid out from it.
+    let request = json!({"messages": [{"role": "user", "content": [
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+         "data": "Refunds are available within 30 days of purchase."}, "citations": {"enabled": true}},
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+         "data": "Standard shipping takes 3 to 5 business days."}, "citations": {"enabled": true}}]}]});
+    let r = send(
+        &s,
+        post(
+            "/v1/convert",
+            Some(KEY_A),
+            &json!({"chunks": chunks(), "from": "anthropic", "response": anthropic, "request": request}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let again = reverified(&s, r.json()["trace_id"].as_str().unwrap_or("")).await;
+    assert_eq!(again["same"], true, "{again}");
     let r = send(
         &s,
         post(
@@ -601,6 +630,22 @@ async fn parse_and_convert_verify_answers_from_elsewhere() {
     .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(r.json()["error"]["path"], "from");
+}
+
+/// `POST /v1/traces/{id}/verify`'s body.
+async fn reverified(s: &AppState, id: &str) -> Value {
+    let r = send(
+        s,
+        post(&format!("/v1/traces/{id}/verify"), Some(KEY_A), &json!({})),
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    r.json()
 }
 
 fn model_answer() -> String {
@@ -653,6 +698,10 @@ async fn answer_generates_verifies_and_traces() {
             .is_some_and(|h| h.starts_with("sha256:"))
     );
     assert_eq!(t["contract"], c);
+    assert_eq!(t["stop_reason"], "stop");
+    assert_eq!(t["answer_form"], "grounded");
+    let again = reverified(&s, c["trace_id"].as_str().unwrap_or("")).await;
+    assert_eq!(again["same"], true, "{again}");
     let m = String::from_utf8(send(&s, get("/metrics", None)).await.body).expect("utf-8");
     assert!(
         m.contains(r#"groundcite_generations_total{model="scripted-1",provider="scripted"} 1"#),
@@ -760,12 +809,21 @@ async fn provider_failures_are_traced_and_mapped() {
         .json();
     assert_eq!(t["error"]["kind"], "rate_limited");
     assert_eq!(t["contract"], Value::Null);
+    assert_eq!(t["stop_reason"], "error");
 
-    // An output failure is a refusal contract, not an error.
+    // An output failure is a refusal contract, not an error; its trace
+    // says why it stopped and re-verifies to the same refusal.
     let (s, _) = state_with(Some(Script::Fail(ErrorKind::Truncated)), Limits::default()).await;
     let r = send(&s, post("/v1/answer", Some(KEY_A), &body)).await;
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.json()["refusal"]["code"], "R3");
+    let id = r.json()["trace_id"].as_str().unwrap_or("").to_string();
+    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
+        .await
+        .json();
+    assert_eq!(t["stop_reason"], "length", "{t}");
+    let again = reverified(&s, &id).await;
+    assert_eq!(again["same"], true, "{again}");
     let m = String::from_utf8(send(&s, get("/metrics", None)).await.body).expect("utf-8");
     assert!(
         m.contains(

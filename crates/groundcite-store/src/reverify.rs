@@ -2,9 +2,10 @@
 //! runbook's first step), shared by `groundcite trace verify` and the
 //! service's `POST /v1/traces/{id}/verify`.
 
+use groundcite_core::native::{self, NativeFormat};
 use groundcite_core::{
     AnswerForm, Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance,
-    RefusalCode, verify_with,
+    RefusalCode, prose, verify_with,
 };
 
 use crate::JsonText;
@@ -21,13 +22,65 @@ pub struct Reverified {
     pub note: Option<String>,
 }
 
+/// How a trace's raw output is read back: the path that produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Channel {
+    /// A `GroundedAnswer` (structured output), in its answer form.
+    Answer(AnswerForm),
+    /// Free-form prose with citation markers (`POST /v1/parse`).
+    Prose,
+    /// A provider's native citations (`POST /v1/convert`, or an answer from
+    /// a native-citation provider).
+    Native(NativeFormat),
+}
+
+/// The channel of `record`: its `answer_form` when set (`grounded`,
+/// `extractive`, `prose`, or a native format's name), else its kind
+/// (`parse` is prose, `convert` names its format in its options), else a
+/// grounded answer.
+fn channel(record: &TraceRecord) -> Result<Channel, String> {
+    let native = |name: &str| -> Result<NativeFormat, String> {
+        serde_json::from_value(serde_json::Value::String(name.to_string()))
+            .map_err(|_| format!("the trace's native format {name:?} is unknown"))
+    };
+    if let Some(form) = record.answer_form.as_deref() {
+        return match form {
+            "prose" => Ok(Channel::Prose),
+            "anthropic" | "bedrock-converse" | "bedrock-rag" => native(form).map(Channel::Native),
+            other => other
+                .parse()
+                .map(Channel::Answer)
+                .map_err(|e| format!("the trace's answer form: {e}")),
+        };
+    }
+    match record.kind.as_str() {
+        "parse" => Ok(Channel::Prose),
+        "convert" => match record.options.get("from").and_then(|v| v.as_str()) {
+            Some(f) => native(f).map(Channel::Native),
+            None => Err("the convert trace names no format (options.from)".into()),
+        },
+        _ => Ok(Channel::Answer(AnswerForm::default())),
+    }
+}
+
 /// Re-runs verification on the stored raw output against the stored chunks
-/// with the stored matching profile and claim policy.
+/// with the stored matching profile and claim policy, by the path that
+/// produced the trace: a structured answer in its form, prose with
+/// citation markers, or a provider's native citations (with the stored
+/// request, when there was one).
 ///
-/// A trace without raw output (a relevance gate, or a failed generation)
-/// re-verifies "no answer". Errors: the trace's own fields are unusable
-/// (chunks, profile or policy that do not parse), as a sentence.
+/// A trace without raw output (a gate's refusal) re-verifies "no answer";
+/// a generation that stopped before its end (truncated, refused, filtered,
+/// failed: the stored stop reason) re-verifies to the same refusal, without
+/// reading its partial output as an answer. Errors: a chat completion (no
+/// chunks, no contract), or the trace's own fields are unusable (chunks,
+/// profile, policy or form that do not parse), as a sentence.
 pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
+    if record.kind == "chat" {
+        return Err(
+            "a chat completion has no chunks and no contract: there is nothing to re-verify".into(),
+        );
+    }
     let opt = |k: &str| record.options.get(k).cloned();
     let profile: MatchProfile = opt("match")
         .map(serde_json::from_value)
@@ -55,28 +108,59 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
         question: record.question.clone(),
         model: record.model.clone(),
     };
-    // An extractive answer's claims take their text from their quotes: the
-    // same rule as when it was verified.
-    let form: AnswerForm = record
-        .answer_form
-        .as_deref()
-        .map(str::parse)
-        .transpose()
-        .map_err(|e| format!("the trace's answer form: {e}"))?
-        .unwrap_or_default();
-    let answer = match &record.raw_output {
-        Some(raw) => form.parse_answer(raw.as_bytes()),
-        None => Ok(GroundedAnswer {
-            answerable: false,
-            claims: Vec::new(),
-        }),
+    let channel = channel(record)?;
+    let stopped = match record.stop_reason.as_deref() {
+        Some("refusal" | "content_filter") => Some(RefusalCode::R4),
+        Some("length" | "error") => Some(RefusalCode::R3),
+        _ => None,
     };
-    let (contract, note) = match answer {
-        Ok(a) => (verify_with(&a, &chunks, profile, policy, provenance), None),
-        Err(e) => (
-            Contract::refused(RefusalCode::R3, provenance, profile, Vec::new()),
-            Some(format!("the stored raw output is not a valid answer ({e})")),
+    let (contract, note) = match (stopped, &record.raw_output, channel) {
+        (Some(code), _, _) => (
+            Contract::refused(code, provenance, profile, Vec::new()),
+            Some(format!(
+                "the generation stopped early ({}): its output was never an answer",
+                record.stop_reason.as_deref().unwrap_or("")
+            )),
         ),
+        (None, None, _) => (
+            verify_with(
+                &GroundedAnswer {
+                    answerable: false,
+                    claims: Vec::new(),
+                },
+                &chunks,
+                profile,
+                policy,
+                provenance,
+            ),
+            None,
+        ),
+        // An extractive answer's claims take their text from their quotes:
+        // the same rule as when it was verified.
+        (None, Some(raw), Channel::Answer(form)) => match form.parse_answer(raw.as_bytes()) {
+            Ok(a) => (verify_with(&a, &chunks, profile, policy, provenance), None),
+            Err(e) => (
+                Contract::refused(RefusalCode::R3, provenance, profile, Vec::new()),
+                Some(format!("the stored raw output is not a valid answer ({e})")),
+            ),
+        },
+        (None, Some(raw), Channel::Prose) => {
+            match prose::verify_prose_with(raw, &chunks, profile, policy, provenance) {
+                Ok(c) => (c, None),
+                Err(e) => return Err(format!("the stored prose answer: {e}")),
+            }
+        }
+        (None, Some(raw), Channel::Native(format)) => {
+            let response: serde_json::Value = serde_json::from_str(raw)
+                .map_err(|e| format!("the stored provider response is not JSON: {e}"))?;
+            let request = record.options.get("request");
+            match native::convert(
+                format, &response, request, &chunks, profile, policy, provenance,
+            ) {
+                Ok(c) => (c, None),
+                Err((_, e)) => return Err(format!("the stored provider response: {}", e.message)),
+            }
+        }
     };
     // Compared as values, not texts: traces written before contracts were
     // kept as text may spell the same JSON differently.
@@ -86,4 +170,90 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
         same,
         note,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use groundcite_core::prose;
+
+    use super::*;
+    use crate::TraceChunks;
+
+    fn chunks() -> ChunkSet {
+        ChunkSet::new(vec![Chunk {
+            chunk_id: "refunds#1".into(),
+            content: "Refunds are available within 30 days of purchase.".into(),
+            source_title: None,
+            source_url: None,
+            page_number: None,
+            score: None,
+        }])
+        .unwrap()
+    }
+
+    fn provenance() -> Provenance {
+        Provenance {
+            trace_id: "t-1".into(),
+            created_at: "2026-12-02T00:00:00Z".into(),
+            question: None,
+            model: None,
+        }
+    }
+
+    /// A trace as the service's `/v1/parse` wrote it before traces named
+    /// their form: the kind alone says it is prose.
+    #[test]
+    fn a_prose_trace_re_verifies_as_prose_even_without_its_form() {
+        let text = "Refunds are available within 30 days of purchase [1].";
+        let contract = prose::verify_prose_with(
+            text,
+            &chunks(),
+            MatchProfile::Default,
+            ClaimPolicy::Strict,
+            provenance(),
+        )
+        .unwrap();
+        let mut record = TraceRecord::new("t-1", "parse");
+        record.chunks = TraceChunks::from_chunks(chunks().chunks());
+        record.raw_output = Some(text.into());
+        record.contract = Some(JsonText::serialize(&contract).unwrap());
+        let r = reverify(&record).unwrap();
+        assert!(r.same, "{:?}", r.contract);
+        assert!(r.contract.answerable);
+        // With its form recorded, the same.
+        record.answer_form = Some("prose".into());
+        assert!(reverify(&record).unwrap().same);
+        // Read as a JSON answer, it would be R3: the channel matters.
+        record.answer_form = Some("grounded".into());
+        let wrong = reverify(&record).unwrap();
+        assert!(!wrong.same);
+        assert_eq!(wrong.contract.refusal.unwrap().code, RefusalCode::R3);
+    }
+
+    #[test]
+    fn a_stopped_generation_re_verifies_to_its_refusal_and_chat_is_not_verifiable() {
+        let contract = Contract::refused(
+            RefusalCode::R4,
+            provenance(),
+            MatchProfile::Default,
+            Vec::new(),
+        );
+        let mut record = TraceRecord::new("t-1", "answer");
+        record.chunks = TraceChunks::from_chunks(chunks().chunks());
+        // A partial output that would parse as a (different) answer.
+        record.raw_output = Some(r#"{"answerable": false, "claims": []}"#.into());
+        record.stop_reason = Some("refusal".into());
+        record.contract = Some(JsonText::serialize(&contract).unwrap());
+        let r = reverify(&record).unwrap();
+        assert!(r.same, "{:?}", r.contract);
+        assert!(r.note.unwrap().contains("refusal"));
+
+        let chat = TraceRecord::new("t-2", "chat");
+        assert!(reverify(&chat).unwrap_err().contains("chat completion"));
+        let mut unknown = TraceRecord::new("t-3", "answer");
+        unknown.answer_form = Some("haiku".into());
+        assert!(reverify(&unknown).is_err());
+    }
 }

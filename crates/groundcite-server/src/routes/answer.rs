@@ -294,10 +294,7 @@ impl Job {
                     self.started.elapsed(),
                     error.is_schema_parsing_error(),
                 );
-                record.raw_output = raw_output;
-                record.model = error.model().map(str::to_string);
-                record.provider_request_id = error.request_id().map(str::to_string);
-                record.error = Some(error.summary());
+                groundcite_ask::record_failure(&mut record, &error, raw_output);
                 record.timings = json!({"total_ms": ms(self.started)});
                 self.state
                     .commit(record)
@@ -343,10 +340,7 @@ pub(crate) fn claims_in(a: &Answered) -> usize {
 }
 
 fn fill(record: &mut TraceRecord, a: &Answered, started: Instant) -> Result<(), ApiError> {
-    record.raw_output = a.raw_output.clone();
-    record.model = a.model.clone();
-    record.provider_request_id = a.request_id.clone();
-    record.error = a.error.as_ref().map(ProviderError::summary);
+    groundcite_ask::record_outcome(record, a);
     record.warnings = warning_codes(&a.contract);
     record.contract = Some(JsonText::serialize(&a.contract).map_err(ApiError::internal)?);
     record.timings = json!({

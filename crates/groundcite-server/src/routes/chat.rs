@@ -22,6 +22,7 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use groundcite_providers::{
     ErrorKind, Generation, GenerationRequest, Generator, Output, ProviderError, ResponseSchema,
+    StopReason,
 };
 use groundcite_store::TraceRecord;
 use serde::Deserialize;
@@ -334,8 +335,8 @@ impl Chat {
                     content: text.clone(),
                     finish_reason: "length",
                     model: e.model().unwrap_or(provider).to_string(),
-                    prompt_tokens: 0,
-                    completion_tokens: 0,
+                    prompt_tokens: e.usage().input_tokens.unwrap_or(0),
+                    completion_tokens: e.usage().output_tokens.unwrap_or(0),
                 }),
                 Some(e),
             ),
@@ -352,6 +353,20 @@ impl Chat {
         self.record.raw_output = Some(text);
         self.record.model = finished.as_ref().map(|f| f.model.clone());
         self.record.error = error.as_ref().map(ProviderError::summary);
+        // The outcome as typed fields, as every generation's trace has them.
+        let stop = error
+            .as_ref()
+            .map_or(StopReason::Stop, StopReason::of_error);
+        self.record.stop_reason = Some(stop.as_str().to_string());
+        let usage = error.as_ref().map(ProviderError::usage);
+        self.record.input_tokens = finished
+            .as_ref()
+            .map(|f| f.prompt_tokens)
+            .or(usage.and_then(|u| u.input_tokens));
+        self.record.output_tokens = finished
+            .as_ref()
+            .map(|f| f.completion_tokens)
+            .or(usage.and_then(|u| u.output_tokens));
         self.record.timings = json!({"generate_ms": took.as_secs_f64() * 1000.0});
         self.state
             .commit(self.record)

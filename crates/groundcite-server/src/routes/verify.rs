@@ -70,6 +70,9 @@ pub(crate) struct ConvertRequest {
 /// What every verification endpoint shares once its contract exists.
 pub(crate) struct Verified<'a> {
     pub kind: &'static str,
+    /// How the raw output is read back on re-verification (the trace's
+    /// `answer_form`): `grounded`, `prose` or a native format's name.
+    pub form: &'static str,
     pub tenant: &'a Tenant,
     pub chunks: &'a ChunkSet,
     pub raw_output: Option<String>,
@@ -86,6 +89,7 @@ impl Verified<'_> {
         record.question = contract.question.clone();
         record.chunks = TraceChunks::from_chunks(self.chunks.chunks());
         record.raw_output = self.raw_output;
+        record.answer_form = Some(self.form.to_string());
         record.model = contract.model.clone();
         record.provider = Some(self.provider.to_string());
         record.options = self.options;
@@ -159,6 +163,7 @@ pub(crate) async fn verify(
     let contract = verify_with(&body.answer, &chunks, profile, policy, provenance);
     Verified {
         kind: "verify",
+        form: "grounded",
         tenant: &tenant,
         chunks: &chunks,
         raw_output: Some(raw),
@@ -197,6 +202,7 @@ pub(crate) async fn parse(
     let claims_in = contract.claims.len() + failed(&contract);
     Verified {
         kind: "parse",
+        form: "prose",
         tenant: &tenant,
         chunks: &chunks,
         raw_output: Some(body.text),
@@ -255,6 +261,7 @@ pub(crate) async fn convert(
     let claims_in = contract.claims.len() + failed(&contract);
     Verified {
         kind: "convert",
+        form: body.from.as_str(),
         tenant: &tenant,
         chunks: &chunks,
         raw_output: Some(response.to_string()),

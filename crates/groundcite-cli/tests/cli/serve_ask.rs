@@ -1,7 +1,8 @@
 //! `groundcite serve --docs`: the corpus is indexed at start-up and
 //! `POST /v1/ask` answers from it; without `--docs` it is 409 `no_corpus`.
 //! No model is needed: questions the documents do not cover are answered
-//! by the relevance gate, and `--no-model` makes a covered question a 501.
+//! by the gate, and `--no-model` makes a covered question a 501. Traces the
+//! service made re-verify from the CLI by the path that made them.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -169,6 +170,57 @@ fn serve_with_docs_answers_ask_from_the_corpus() {
     .expect("ask");
     assert_eq!(status, 501, "{body}");
     assert_eq!(json(&body)["error"]["code"], "not_configured");
+}
+
+/// The incident runbook's step, on traces the service wrote: `groundcite
+/// trace verify --database` re-verifies a verify, a parse (prose) and a
+/// convert (native citations) trace to the same contract, each read back
+/// the way it was made.
+#[test]
+fn traces_the_service_made_re_verify_from_the_cli() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let _service = start(dir.path(), port, &[]);
+    let chunks = r#"[{"chunk_id":"a#1","content":"Refunds are available within 30 days of purchase."},{"chunk_id":"b#1","content":"Standard shipping takes 3 to 5 business days."}]"#;
+    let bodies = [
+        (
+            "/v1/verify",
+            format!(
+                r#"{{"chunks":{chunks},"answer":{{"answerable":true,"claims":[{{"text":"30 days.","citations":[{{"chunk_id":"a#1","quote":"within 30 days"}}]}}]}}}}"#
+            ),
+        ),
+        (
+            "/v1/parse",
+            format!(
+                r#"{{"chunks":{chunks},"text":"Refunds are available within 30 days of purchase [1]. Shipping takes 3 to 5 business days [2]."}}"#
+            ),
+        ),
+        (
+            "/v1/convert",
+            format!(
+                r#"{{"chunks":{chunks},"from":"anthropic","response":{{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","stop_reason":"end_turn","content":[{{"type":"text","text":"Refunds are available within 30 days of purchase.","citations":[{{"type":"char_location","cited_text":"Refunds are available within 30 days of purchase.","document_index":0,"start_char_index":0,"end_char_index":50}}]}}]}}}}"#
+            ),
+        ),
+    ];
+    let database = dir.path().join("traces.sqlite3").display().to_string();
+    for (path, body) in &bodies {
+        let (status, reply) = http(port, "POST", path, Some(body)).expect("request");
+        assert_eq!(status, 200, "{path}: {reply}");
+        let c = json(&reply);
+        assert_eq!(c["answerable"], true, "{path}: {reply}");
+        let id = c["trace_id"].as_str().expect("trace id");
+        let out = Command::new(env!("CARGO_BIN_EXE_groundcite"))
+            .args(["trace", "verify", id, "--database", &database])
+            .output()
+            .expect("trace verify runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{path}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]

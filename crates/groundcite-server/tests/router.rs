@@ -28,6 +28,8 @@ enum Script {
     Answer(String),
     /// Fail with this kind.
     Fail(ErrorKind),
+    /// Answer with this Anthropic message (native citations).
+    Native(Value),
     /// Wait until released (to hold a generation slot).
     Block(Arc<tokio::sync::Notify>),
 }
@@ -74,6 +76,10 @@ impl Generator for Scripted {
         Box::pin(async move {
             match &self.script {
                 Script::Answer(t) => Ok(Scripted::generation(t)),
+                Script::Native(message) => Ok(Generation {
+                    output: Output::AnthropicCitations(message.clone()),
+                    ..Scripted::generation("")
+                }),
                 Script::Fail(kind) => {
                     Err(ProviderError::new(*kind, "scripted", "scripted failure"))
                 }
@@ -838,6 +844,37 @@ async fn provider_failures_are_traced_and_mapped() {
         (r.status, r.code().as_str()),
         (StatusCode::NOT_IMPLEMENTED, "not_configured")
     );
+}
+
+/// An answer with a provider's native citations is traced as such and
+/// re-verifies through the same converter.
+#[tokio::test]
+async fn a_native_citation_answer_re_verifies_as_native() {
+    let message = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+        "stop_reason": "end_turn",
+        "content": [{"type": "text", "text": "Refunds are available within 30 days of purchase.",
+            "citations": [{"type": "char_location", "cited_text": "Refunds are available within 30 days of purchase.",
+                           "document_index": 0, "start_char_index": 0, "end_char_index": 50}]}]
+    });
+    let (s, _) = state_with(Some(Script::Native(message)), Limits::default()).await;
+    let body = json!({"question": "Refunds?", "chunks": chunks()});
+    let r = send(&s, post("/v1/answer", Some(KEY_A), &body)).await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let c = r.json();
+    assert_eq!(c["answerable"], true, "{c}");
+    let id = c["trace_id"].as_str().unwrap_or("").to_string();
+    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
+        .await
+        .json();
+    assert_eq!(t["answer_form"], "anthropic", "{t}");
+    let again = reverified(&s, &id).await;
+    assert_eq!(again["same"], true, "{again}");
 }
 
 #[tokio::test]

@@ -1051,7 +1051,7 @@ impl Asked {
             record.schema_hash = request
                 .schema
                 .as_ref()
-                .map(|s| schema_hash(&s.schema.to_string()));
+                .map(|s| groundcite_store::schema_hash(&s.schema.to_string()));
             record.answer_form = Some(request.form.as_str().to_string());
         }
         record.provider = Some(self.provider.clone());
@@ -1149,11 +1149,6 @@ pub fn record_failure(record: &mut TraceRecord, error: &ProviderError, raw_outpu
     record.stop_reason = Some(StopReason::of_error(error).as_str().to_string());
     record.input_tokens = error.usage().input_tokens;
     record.output_tokens = error.usage().output_tokens;
-}
-
-/// A short stable hash of the schema text, for the trace.
-pub fn schema_hash(schema: &str) -> String {
-    format!("fnv1a64:{:016x}", fnv1a(schema.as_bytes()))
 }
 
 /// 64-bit FNV-1a: stable names and hashes, not a security boundary.

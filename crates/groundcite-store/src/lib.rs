@@ -107,7 +107,7 @@ mod writer;
 
 pub use chunks::TraceChunks;
 pub use error::StoreError;
-pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, validate_trace_id};
+pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, schema_hash, validate_trace_id};
 pub use reverify::{Reverified, reverify};
 pub use store::{Durability, Store};
 pub use text::JsonText;

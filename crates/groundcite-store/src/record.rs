@@ -418,8 +418,31 @@ impl SummaryRow {
     }
 }
 
+/// The trace's `schema_hash` of a JSON schema's text: `sha256:` and the
+/// digest in lower-case hex. One rule for every trace that sent a schema.
+pub fn schema_hash(schema: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(schema.as_bytes());
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_schema_hash_is_sha256_in_hex() {
+        assert_eq!(
+            schema_hash(""),
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_ne!(schema_hash("{}"), schema_hash("{ }"));
+    }
+
     use super::*;
 
     #[test]

@@ -18,7 +18,6 @@ use groundcite_store::{JsonText, TraceChunks, TraceRecord};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
@@ -311,12 +310,11 @@ impl Job {
         r.question = self.provenance.question.clone();
         r.chunks = TraceChunks::from_chunks(self.chunks.chunks());
         r.prompt = Some(json!({"system": self.request.system, "user": self.request.user}));
-        r.schema_hash = self.request.schema.as_ref().map(|s| {
-            format!(
-                "sha256:{}",
-                hex::encode(Sha256::digest(s.schema.to_string().as_bytes()))
-            )
-        });
+        r.schema_hash = self
+            .request
+            .schema
+            .as_ref()
+            .map(|s| groundcite_store::schema_hash(&s.schema.to_string()));
         r.provider = Some(self.backend.generator().provider().to_string());
         r.options = json!({
             "match": self.settings.profile,

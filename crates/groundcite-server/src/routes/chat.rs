@@ -234,13 +234,10 @@ pub(crate) async fn completions(
     let mut record = TraceRecord::new(&request_id.0.0, "chat");
     record.tenant = tenant.name().map(str::to_string);
     record.prompt = Some(json!({"system": request.system, "user": request.user}));
-    record.schema_hash = request.schema.as_ref().map(|s| {
-        use sha2::Digest;
-        format!(
-            "sha256:{}",
-            hex::encode(sha2::Sha256::digest(s.schema.to_string().as_bytes()))
-        )
-    });
+    record.schema_hash = request
+        .schema
+        .as_ref()
+        .map(|s| groundcite_store::schema_hash(&s.schema.to_string()));
     record.provider = Some(generator.provider().to_string());
     record.options = json!({"max_tokens": request.max_tokens, "requested_model": body.model});
     let chat = Chat {

@@ -19,7 +19,7 @@ use llguidance::toktrie::{TokEnv, TokTrie, TokenId, TokenizerEnv};
 use llguidance::{Matcher, ParserFactory};
 
 use crate::LocalError;
-use crate::guard::RepeatGuard;
+use crate::guard::{JsonLexer, RepeatGuard};
 
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
 
@@ -603,8 +603,8 @@ impl Engine {
             let after = JsonState::after(now, piece);
             // White space outside a string never closes anything: without
             // this, the least open choice can be a newline forever.
-            let idle = !now.in_string && piece.iter().all(u8::is_ascii_whitespace);
-            let key = (idle, after.in_string, after.depth);
+            let idle = !now.in_string() && piece.iter().all(u8::is_ascii_whitespace);
+            let key = (idle, after.in_string(), after.depth);
             let better = match &best {
                 None => true,
                 Some((k, l, _)) => key < *k || (key == *k && logit > *l),
@@ -621,8 +621,7 @@ impl Engine {
 /// containers are open.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct JsonState {
-    in_string: bool,
-    escape: bool,
+    lexer: JsonLexer,
     depth: usize,
 }
 
@@ -630,24 +629,17 @@ impl JsonState {
     /// The state after `bytes` more.
     fn after(mut self, bytes: &[u8]) -> JsonState {
         for &b in bytes {
-            if self.in_string {
-                if self.escape {
-                    self.escape = false;
-                } else if b == b'\\' {
-                    self.escape = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => self.depth = self.depth.saturating_sub(1),
+            match self.lexer.feed(b) {
+                Some(b'{' | b'[') => self.depth += 1,
+                Some(b'}' | b']') => self.depth = self.depth.saturating_sub(1),
                 _ => {}
             }
         }
         self
+    }
+
+    fn in_string(self) -> bool {
+        self.lexer.in_string()
     }
 }
 

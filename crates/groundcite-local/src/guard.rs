@@ -20,13 +20,46 @@ pub struct Cut {
     pub closers: String,
 }
 
+/// Tells a JSON text's string bytes from its structure, a byte at a time
+/// (the guard and the decoder's closing mode both need it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct JsonLexer {
+    in_string: bool,
+    escape: bool,
+}
+
+impl JsonLexer {
+    /// Feeds one byte; returns it when it is structure: outside a string
+    /// (a string's opening quote is, its closing quote is not).
+    pub(crate) fn feed(&mut self, b: u8) -> Option<u8> {
+        if self.in_string {
+            if self.escape {
+                self.escape = false;
+            } else if b == b'\\' {
+                self.escape = true;
+            } else if b == b'"' {
+                self.in_string = false;
+            }
+            return None;
+        }
+        if b == b'"' {
+            self.in_string = true;
+        }
+        Some(b)
+    }
+
+    /// Whether the bytes fed so far end inside a string.
+    pub(crate) fn in_string(self) -> bool {
+        self.in_string
+    }
+}
+
 /// Follows the output's JSON structure (see the module docs).
 #[derive(Debug, Default)]
 pub struct RepeatGuard {
     /// Open containers, outermost first: `b'{'` or `b'['`.
     stack: Vec<u8>,
-    in_string: bool,
-    escape: bool,
+    lexer: JsonLexer,
     /// Depth (stack length) of the outermost open array, once one is open.
     array_depth: Option<usize>,
     /// Whether that array has closed (the guard then has nothing to do).
@@ -53,22 +86,11 @@ impl RepeatGuard {
         while self.scanned < output.len() {
             let i = self.scanned;
             self.scanned += 1;
-            let b = output[i];
-            if self.in_string {
-                if self.escape {
-                    self.escape = false;
-                } else if b == b'\\' {
-                    self.escape = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
+            let Some(b) = self.lexer.feed(output[i]) else {
                 continue;
-            }
+            };
             match b {
-                b'"' => {
-                    self.start_element(i);
-                    self.in_string = true;
-                }
+                b'"' => self.start_element(i),
                 b'{' | b'[' => {
                     self.start_element(i);
                     self.stack.push(b);

@@ -638,6 +638,13 @@ async fn parse_and_convert_verify_answers_from_elsewhere() {
     assert_eq!(r.json()["error"]["path"], "from");
 }
 
+/// `GET /v1/traces/{id}`'s body.
+async fn stored_trace(s: &AppState, id: &str) -> Value {
+    send(s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
+        .await
+        .json()
+}
+
 /// `POST /v1/traces/{id}/verify`'s body.
 async fn reverified(s: &AppState, id: &str) -> Value {
     let r = send(
@@ -810,9 +817,7 @@ async fn provider_failures_are_traced_and_mapped() {
         .as_str()
         .expect("trace id")
         .to_string();
-    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
-        .await
-        .json();
+    let t = stored_trace(&s, &id).await;
     assert_eq!(t["error"]["kind"], "rate_limited");
     assert_eq!(t["contract"], Value::Null);
     assert_eq!(t["stop_reason"], "error");
@@ -824,9 +829,7 @@ async fn provider_failures_are_traced_and_mapped() {
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.json()["refusal"]["code"], "R3");
     let id = r.json()["trace_id"].as_str().unwrap_or("").to_string();
-    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
-        .await
-        .json();
+    let t = stored_trace(&s, &id).await;
     assert_eq!(t["stop_reason"], "length", "{t}");
     let again = reverified(&s, &id).await;
     assert_eq!(again["same"], true, "{again}");
@@ -869,9 +872,7 @@ async fn a_native_citation_answer_re_verifies_as_native() {
     let c = r.json();
     assert_eq!(c["answerable"], true, "{c}");
     let id = c["trace_id"].as_str().unwrap_or("").to_string();
-    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
-        .await
-        .json();
+    let t = stored_trace(&s, &id).await;
     assert_eq!(t["answer_form"], "anthropic", "{t}");
     let again = reverified(&s, &id).await;
     assert_eq!(again["same"], true, "{again}");
@@ -1103,9 +1104,7 @@ async fn ask_retrieves_generates_verifies_and_traces() {
     assert_eq!(g.as_ref().map(|g| g.calls.load(Ordering::SeqCst)), Some(1));
     let id = c["trace_id"].as_str().expect("trace id").to_string();
     assert_eq!(r.headers["x-trace-id"], id.as_str());
-    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
-        .await
-        .json();
+    let t = stored_trace(&s, &id).await;
     assert_eq!(t["kind"], "ask");
     assert_eq!(t["tenant"], "acme");
     assert_eq!(t["question"], question);
@@ -1167,9 +1166,7 @@ async fn ask_gates_questions_the_documents_cannot_answer() {
     assert_eq!(c["refusal"]["code"], "R1");
     assert_eq!(g.as_ref().map(|g| g.calls.load(Ordering::SeqCst)), Some(0));
     let id = c["trace_id"].as_str().expect("id");
-    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
-        .await
-        .json();
+    let t = stored_trace(&s, id).await;
     assert_eq!(t["provider"], "none");
     assert_eq!(t["options"]["gate_verdict"]["verdict"], "refuse");
     let m = String::from_utf8(send(&s, get("/metrics", None)).await.body).expect("utf-8");
@@ -1253,9 +1250,7 @@ async fn a_streamed_ask_sends_each_claim_then_the_stored_contract() {
     let done = &events[2].1;
     assert_eq!(events[0].1["claim"], done["claims"][0]);
     let id = r.headers["x-trace-id"].to_str().expect("id").to_string();
-    let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A)))
-        .await
-        .json();
+    let t = stored_trace(&s, &id).await;
     assert_eq!(&t["contract"], done);
     assert_eq!(t["options"]["stream"], true);
 }

@@ -72,6 +72,7 @@ mod render;
 pub mod schema;
 pub mod sentences;
 pub mod stream;
+mod text;
 mod verify;
 
 pub use contract::{
@@ -89,6 +90,7 @@ pub use normalize::{
     Span, find_quote, find_quote_in, normalize,
 };
 pub use render::render_text;
+pub use text::truncate_chars;
 pub use verify::{
     CitationRef, ClaimOutcome, ClaimPolicy, Verifier, VerifyStats, verify, verify_with,
 };

@@ -16,6 +16,7 @@ use crate::normalize::{
     LazyNormalized, MatchKind, MatchProfile, QuoteVerdict, find_quote_in, normalize,
 };
 use crate::quantity;
+use crate::text::truncate_chars;
 
 /// Verifies `answer` against the retrieved `chunks` and builds contract v1,
 /// under the default (strict) claim policy.
@@ -319,7 +320,7 @@ impl<'a> Verifier<'a> {
                             nm.span.start,
                             nm.span.end,
                             nm.similarity,
-                            truncate(&nm.source_text, 200)
+                            truncate_chars(&nm.source_text, 200)
                         ),
                         None => " No close near miss.".to_string(),
                     };
@@ -329,7 +330,7 @@ impl<'a> Verifier<'a> {
                         Some(id),
                         format!(
                             "Citation {ci} of claim {index}: the quote {:?} is not in chunk {id:?} under the {} matching rule.{hint}",
-                            truncate(quote, 200),
+                            truncate_chars(quote, 200),
                             self.profile.as_str()
                         ),
                     ));
@@ -560,13 +561,6 @@ impl<'a> Verifier<'a> {
             });
         }
         out
-    }
-}
-
-fn truncate(s: &str, max_chars: usize) -> String {
-    match s.char_indices().nth(max_chars) {
-        Some((b, _)) => format!("{}…", &s[..b]),
-        None => s.to_string(),
     }
 }
 

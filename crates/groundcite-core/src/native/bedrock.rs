@@ -30,12 +30,13 @@ use serde_json::Value;
 
 use super::{
     Builder, Location, NativeCitation, Pending, SourceKind, SourceLayout, covers, get, get_array,
-    get_str, opt_array, refused, truncate, warning,
+    get_str, opt_array, refused, warning,
 };
 use crate::contract::{Contract, Provenance, RefusalCode, Warning, WarningCode};
 use crate::error::InputError;
 use crate::model::ChunkSet;
 use crate::normalize::{MatchProfile, QuoteVerdict, Span, find_quote};
+use crate::text::truncate_chars;
 use crate::verify::ClaimPolicy;
 
 /// The metadata key that names a Knowledge Base chunk.
@@ -252,7 +253,7 @@ fn match_reference(
     } else if let Some(t) = content {
         why.push_str(&format!(
             " (no {KB_CHUNK_ID}; content {:?} equals no chunk)",
-            truncate(t, 80)
+            truncate_chars(t, 80)
         ));
     }
     if let Some(u) = uri {

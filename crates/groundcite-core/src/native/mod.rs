@@ -57,6 +57,7 @@ use crate::contract::{Contract, Provenance, RefusalCode, Warning, WarningCode};
 use crate::error::InputError;
 use crate::model::ChunkSet;
 use crate::normalize::{MatchProfile, QuoteVerdict, Span, find_quote};
+use crate::text::truncate_chars;
 use crate::verify::{CitationRef, ClaimOutcome, ClaimPolicy, Verifier};
 
 pub mod anthropic;
@@ -663,14 +664,14 @@ impl<'a> Builder<'a> {
         if !(agrees(exclusive) || agrees(inclusive)) {
             let shown = exclusive.map_or_else(
                 || "outside the chunk".to_string(),
-                |s| format!("{:?}", truncate(s, 120)),
+                |s| format!("{:?}", truncate_chars(s, 120)),
             );
             self.mismatch(
                 c,
                 claim,
                 ci,
                 chunk,
-                format!("characters {start}..{end} (end exclusive, or inclusive) hold {shown}, not the cited text {:?}", truncate(cited, 120)),
+                format!("characters {start}..{end} (end exclusive, or inclusive) hold {shown}, not the cited text {:?}", truncate_chars(cited, 120)),
             );
         }
         vec![(chunk, Some(cited.to_string()))]
@@ -734,7 +735,7 @@ impl<'a> Builder<'a> {
             claim,
             ci,
             first,
-            format!("{unit_name}s {start}..{end} (end exclusive, or inclusive) do not hold the cited text {:?}", truncate(cited, 120)),
+            format!("{unit_name}s {start}..{end} (end exclusive, or inclusive) do not hold the cited text {:?}", truncate_chars(cited, 120)),
         );
         let holding: Vec<usize> = all
             .iter()
@@ -850,13 +851,6 @@ pub(crate) fn warning(
         citation_index,
         chunk_id: chunk_id.map(str::to_string),
         message,
-    }
-}
-
-pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
-    match s.char_indices().nth(max_chars) {
-        Some((b, _)) => format!("{}…", &s[..b]),
-        None => s.to_string(),
     }
 }
 

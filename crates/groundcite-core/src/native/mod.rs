@@ -476,6 +476,15 @@ pub(crate) struct Builder<'a> {
     claims: usize,
 }
 
+/// A citation's block or page range, over `units` = (unit number, chunk).
+struct UnitRange<'u> {
+    units: &'u [(usize, usize)],
+    start: usize,
+    end: usize,
+    /// "block" or "page", for messages.
+    unit_name: &'static str,
+}
+
 impl<'a> Builder<'a> {
     pub fn new(
         chunks: &'a ChunkSet,
@@ -609,7 +618,17 @@ impl<'a> Builder<'a> {
             Location::Blocks { start, end } => {
                 let units: Vec<(usize, usize)> =
                     source.chunks.iter().copied().enumerate().collect();
-                self.resolve_units(c, &units, start, end, "block", claim, ci)
+                self.resolve_units(
+                    c,
+                    UnitRange {
+                        units: &units,
+                        start,
+                        end,
+                        unit_name: "block",
+                    },
+                    claim,
+                    ci,
+                )
             }
             Location::Pages { start, end } => {
                 let paged: Vec<(usize, usize)> = source
@@ -622,7 +641,17 @@ impl<'a> Builder<'a> {
                     let chunk = source.chunks[0];
                     return vec![(chunk, c.cited_text.clone())];
                 }
-                self.resolve_units(c, &paged, start, end, "page", claim, ci)
+                self.resolve_units(
+                    c,
+                    UnitRange {
+                        units: &paged,
+                        start,
+                        end,
+                        unit_name: "page",
+                    },
+                    claim,
+                    ci,
+                )
             }
         }
     }
@@ -677,18 +706,20 @@ impl<'a> Builder<'a> {
         vec![(chunk, Some(cited.to_string()))]
     }
 
-    /// Resolves a block or page range over `units` = (unit number, chunk).
-    #[allow(clippy::too_many_arguments)]
+    /// Resolves a block or page range.
     fn resolve_units(
         &mut self,
         c: &NativeCitation,
-        units: &[(usize, usize)],
-        start: usize,
-        end: usize,
-        unit_name: &str,
+        range: UnitRange<'_>,
         claim: usize,
         ci: usize,
     ) -> Vec<(usize, Option<String>)> {
+        let UnitRange {
+            units,
+            start,
+            end,
+            unit_name,
+        } = range;
         let pick = |lo: usize, hi_excl: usize| -> Vec<usize> {
             units
                 .iter()

@@ -277,6 +277,16 @@ fn unsupported_regex_feature(pattern: &str) -> Option<&'static str> {
     None
 }
 
+/// One depth walk: the limit, the `$ref` targets on the current path, the
+/// (pointer, depth) pairs already visited, and the hits (pointer, level, the
+/// `$ref` site it was reached through).
+struct DepthWalk {
+    max: usize,
+    stack: Vec<String>,
+    memo: HashSet<(String, usize)>,
+    hits: Vec<(String, usize, Option<String>)>,
+}
+
 impl<'a> Linter<'a> {
     fn report(&mut self, rel: &str, rule: &'static str, message: String, provider_error: String) {
         self.out.push(Violation {
@@ -1112,22 +1122,15 @@ impl<'a> Linter<'a> {
         let Some(max) = self.limits.max_depth else {
             return;
         };
-        let mut memo: HashSet<(String, usize)> = HashSet::new();
-        let mut stack: Vec<String> = vec![String::new()];
-        let mut hits: Vec<(String, usize, Option<String>)> = Vec::new();
-        self.descend(
-            self.root,
-            String::new(),
-            0,
-            None,
+        let mut walk = DepthWalk {
             max,
-            &mut stack,
-            &mut memo,
-            &mut hits,
-            0,
-        );
+            stack: vec![String::new()],
+            memo: HashSet::new(),
+            hits: Vec::new(),
+        };
+        self.descend(self.root, String::new(), 0, None, &mut walk, 0);
         let mut seen = HashSet::new();
-        for (ptr, level, via) in hits {
+        for (ptr, level, via) in walk.hits {
             if !seen.insert(ptr.clone()) {
                 continue;
             }
@@ -1146,24 +1149,20 @@ impl<'a> Linter<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn descend(
         &self,
         v: &'a Value,
         ptr: String,
         depth: usize,
         via: Option<String>,
-        max: usize,
-        stack: &mut Vec<String>,
-        memo: &mut HashSet<(String, usize)>,
-        hits: &mut Vec<(String, usize, Option<String>)>,
+        walk: &mut DepthWalk,
         guard: usize,
     ) {
         if guard > MAX_WALK {
             return;
         }
         let Some(m) = v.as_object() else { return };
-        if !memo.insert((ptr.clone(), depth)) {
+        if !walk.memo.insert((ptr.clone(), depth)) {
             return;
         }
         let level = if is_object_schema(m) {
@@ -1171,31 +1170,21 @@ impl<'a> Linter<'a> {
         } else {
             depth
         };
-        if level > max {
-            hits.push((ptr, level, via));
+        if level > walk.max {
+            walk.hits.push((ptr, level, via));
             return;
         }
         if let Some(Value::String(r)) = m.get("$ref")
             && let Some((target, tptr)) = self.resolve(r)
-            && !stack.contains(&tptr)
+            && !walk.stack.contains(&tptr)
         {
-            stack.push(tptr.clone());
+            walk.stack.push(tptr.clone());
             let site = child(&ptr, "$ref");
-            self.descend(
-                target,
-                tptr,
-                level,
-                Some(site),
-                max,
-                stack,
-                memo,
-                hits,
-                guard + 1,
-            );
-            stack.pop();
+            self.descend(target, tptr, level, Some(site), walk, guard + 1);
+            walk.stack.pop();
         }
         for (cp, c) in schema_children(m, &ptr) {
-            self.descend(c, cp, level, via.clone(), max, stack, memo, hits, guard + 1);
+            self.descend(c, cp, level, via.clone(), walk, guard + 1);
         }
     }
 

@@ -14,6 +14,7 @@ use crate::prose::titles::NameRes;
 use crate::prose::types::{MarkerFamily, ParsedProse, ProseClaim};
 
 use super::Parser;
+use super::expand::{Cited, Definitions, Draft};
 
 /// A segment (sentence, item, heading, row) with its markers and quotes;
 /// ranges are absolute byte offsets into the answer.
@@ -275,27 +276,31 @@ impl<'a> Parser<'a> {
                         self.unresolved(&mut claim, item, &name);
                         continue;
                     }
-                    self.expand(
-                        &res,
-                        item,
-                        MarkerFamily::ReferenceSection,
-                        0,
-                        &quote_texts,
-                        &mut claim,
-                        &mut attempts,
-                    );
+                    let cited = Cited {
+                        text: item,
+                        family: MarkerFamily::ReferenceSection,
+                        at: 0,
+                    };
+                    let mut out = Draft {
+                        claim: &mut claim,
+                        attempts: &mut attempts,
+                        quotes: &quote_texts,
+                    };
+                    self.expand(&res, &cited, &mut out);
                 }
             } else {
+                // Markers inside a list item: no footnotes or legend of their own.
+                let defs = Definitions {
+                    footnotes: &HashMap::new(),
+                    legend: &HashMap::new(),
+                };
+                let mut out = Draft {
+                    claim: &mut claim,
+                    attempts: &mut attempts,
+                    quotes: &quote_texts,
+                };
                 for m in &inner {
-                    self.expand_marker(
-                        m,
-                        item,
-                        &HashMap::new(),
-                        &HashMap::new(),
-                        &quote_texts,
-                        &mut claim,
-                        &mut attempts,
-                    );
+                    self.expand_marker(m, item, &defs, &mut out);
                 }
                 for a in &mut attempts {
                     a.family = MarkerFamily::ReferenceSection;
@@ -333,17 +338,15 @@ impl<'a> Parser<'a> {
         };
         let quote_texts: Vec<&str> = seg.quotes.iter().map(|q| q.text.as_str()).collect();
         let mut attempts = Vec::new();
+        let defs = Definitions { footnotes, legend };
+        let mut out = Draft {
+            claim: &mut claim,
+            attempts: &mut attempts,
+            quotes: &quote_texts,
+        };
         for m in &seg.markers {
             let marker_text = &self.answer[m.range.clone()];
-            self.expand_marker(
-                m,
-                marker_text,
-                footnotes,
-                legend,
-                &quote_texts,
-                &mut claim,
-                &mut attempts,
-            );
+            self.expand_marker(m, marker_text, &defs, &mut out);
         }
         *resolved += attempts.len();
         let qs: Vec<(usize, String)> = seg

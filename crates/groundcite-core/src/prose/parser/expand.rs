@@ -21,6 +21,32 @@ pub(super) struct Attempt {
     pub(super) ci: usize,
 }
 
+/// A marker as its citation attempts record it.
+#[derive(Clone, Copy)]
+pub(super) struct Cited<'m> {
+    /// The marker as written (for a reference section: the list item).
+    pub(super) text: &'m str,
+    pub(super) family: MarkerFamily,
+    /// Where the marker sits (for quote proximity).
+    pub(super) at: usize,
+}
+
+/// The answer's own definitions a marker may point through: footnote
+/// definitions by label, and the numbered items of its source list (label →
+/// item text and chunk position).
+pub(super) struct Definitions<'d, 'a> {
+    pub(super) footnotes: &'d HashMap<String, &'a str>,
+    pub(super) legend: &'d HashMap<usize, (String, usize)>,
+}
+
+/// The claim being assembled: where a marker's attempts and warnings go,
+/// and the texts quoted around it (they settle an ambiguous name).
+pub(super) struct Draft<'d, 'q> {
+    pub(super) claim: &'d mut ProseClaim,
+    pub(super) attempts: &'d mut Vec<Attempt>,
+    pub(super) quotes: &'d [&'q str],
+}
+
 impl<'a> Parser<'a> {
     pub(super) fn unresolved(&self, claim: &mut ProseClaim, marker_text: &str, name: &str) {
         let ci = claim.attempted;
@@ -40,48 +66,41 @@ impl<'a> Parser<'a> {
     }
 
     /// Turns one marker into citation attempts (or warnings).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn expand_marker(
         &mut self,
         m: &Marker,
         marker_text: &str,
-        footnotes: &HashMap<String, &str>,
-        legend: &HashMap<usize, (String, usize)>,
-        quotes: &[&str],
-        claim: &mut ProseClaim,
-        attempts: &mut Vec<Attempt>,
+        defs: &Definitions<'_, '_>,
+        out: &mut Draft<'_, '_>,
     ) {
         let at = m.range.start;
+        let cited = Cited {
+            text: marker_text,
+            family: m.family,
+            at,
+        };
         match &m.kind {
             MarkerKind::Positions(ranges) => {
                 for &(a, b) in ranges {
                     let mut rest: Vec<(usize, usize)> = Vec::new();
                     for n in a..=b {
-                        if let Some((item, p)) = legend.get(&n) {
+                        if let Some((item, p)) = defs.legend.get(&n) {
                             if *p + 1 != n {
-                                claim.warnings.push(warning(
+                                out.claim.warnings.push(warning(
                                     WarningCode::MarkerRemapped,
-                                    Some(claim.index),
-                                    Some(claim.attempted),
+                                    Some(out.claim.index),
+                                    Some(out.claim.attempted),
                                     Some(self.chunk_id(*p)),
                                     format!(
                                         "Marker {marker_text} of claim {}: the answer's own source list defines [{n}] as {:?}, which is chunk {:?} at position {}, not position {n}; the source list was followed.",
-                                        claim.index,
+                                        out.claim.index,
                                         truncate_chars(item, 120),
                                         self.chunk_id(*p),
                                         p + 1
                                     ),
                                 ));
                             }
-                            self.expand(
-                                &NameRes::Chunk(*p),
-                                marker_text,
-                                m.family,
-                                at,
-                                quotes,
-                                claim,
-                                attempts,
-                            );
+                            self.expand(&NameRes::Chunk(*p), &cited, out);
                         } else {
                             match rest.last_mut() {
                                 Some(r) if r.1 + 1 == n => r.1 = n,
@@ -90,36 +109,20 @@ impl<'a> Parser<'a> {
                         }
                     }
                     if !rest.is_empty() {
-                        self.expand(
-                            &NameRes::Positions(rest),
-                            marker_text,
-                            m.family,
-                            at,
-                            quotes,
-                            claim,
-                            attempts,
-                        );
+                        self.expand(&NameRes::Positions(rest), &cited, out);
                     }
                 }
             }
             MarkerKind::ChunkId(p) => {
-                self.expand(
-                    &NameRes::Chunk(*p),
-                    marker_text,
-                    m.family,
-                    at,
-                    quotes,
-                    claim,
-                    attempts,
-                );
+                self.expand(&NameRes::Chunk(*p), &cited, out);
             }
             MarkerKind::Named(parts) => {
                 for (name, res) in parts {
                     if *res == NameRes::NotFound {
-                        self.unresolved(claim, marker_text, name);
+                        self.unresolved(out.claim, marker_text, name);
                         continue;
                     }
-                    self.expand(res, marker_text, m.family, at, quotes, claim, attempts);
+                    self.expand(res, &cited, out);
                 }
             }
             MarkerKind::Footnote(label) => {
@@ -127,7 +130,7 @@ impl<'a> Parser<'a> {
                     .parse::<usize>()
                     .ok()
                     .filter(|&n| n <= self.max_number);
-                let def = footnotes.get(label).copied();
+                let def = defs.footnotes.get(label).copied();
                 let res = match def {
                     Some(def) => self.resolve_definition(def),
                     None => NameRes::NotFound,
@@ -141,10 +144,10 @@ impl<'a> Parser<'a> {
                         Some(d) => format!("its definition {:?}", truncate_chars(d.trim(), 120)),
                         None => format!("[^{label}] (no definition, label not a number)"),
                     };
-                    self.unresolved(claim, marker_text, &why);
+                    self.unresolved(out.claim, marker_text, &why);
                     return;
                 }
-                self.expand(&res, marker_text, m.family, at, quotes, claim, attempts);
+                self.expand(&res, &cited, out);
             }
         }
     }
@@ -183,17 +186,15 @@ impl<'a> Parser<'a> {
 
     /// Expands a resolution into attempts; positions out of range and
     /// ambiguous names become warnings.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn expand(
-        &mut self,
-        res: &NameRes,
-        marker_text: &str,
-        family: MarkerFamily,
-        at: usize,
-        quotes: &[&str],
-        claim: &mut ProseClaim,
-        attempts: &mut Vec<Attempt>,
-    ) {
+    pub(super) fn expand(&mut self, res: &NameRes, cited: &Cited<'_>, out: &mut Draft<'_, '_>) {
+        let Cited {
+            text: marker_text,
+            family,
+            at,
+        } = *cited;
+        let claim = &mut *out.claim;
+        let attempts = &mut *out.attempts;
+        let quotes = out.quotes;
         let len = self.chunks.len();
         let mut push = |claim: &mut ProseClaim, chunk: usize| {
             attempts.push(Attempt {

@@ -87,7 +87,7 @@ pub use model::{
 };
 pub use normalize::{
     LazyNormalized, MatchKind, MatchProfile, NearMiss, NormalizedText, QuoteMatch, QuoteVerdict,
-    Span, find_quote, find_quote_in, normalize,
+    Span, SpanError, find_quote, find_quote_in, normalize,
 };
 pub use render::render_text;
 pub use text::truncate_chars;

@@ -71,19 +71,83 @@ impl std::str::FromStr for MatchProfile {
 /// Invariant: `start <= end`. This is the convention of Python string slices
 /// and of Anthropic's `char_location`; UIs working in UTF-16 convert at the
 /// edge.
+///
+/// The fields are private so that the invariant holds for every value:
+/// spans are made by [`Span::new`] / [`Span::try_new`], and deserializing
+/// goes through the same check (`{"start": 5, "end": 2}` is an error). The
+/// serialized form is `{"start": …, "end": …}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "RawSpan")]
 pub struct Span {
     /// First code point of the span.
-    pub start: usize,
+    start: usize,
     /// One past the last code point of the span.
+    end: usize,
+}
+
+/// A span whose start lies after its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("span start {start} after end {end}")]
+pub struct SpanError {
+    /// The start given.
+    pub start: usize,
+    /// The end given.
     pub end: usize,
+}
+
+/// A span as written in JSON, before the invariant is checked.
+#[derive(Deserialize)]
+struct RawSpan {
+    start: usize,
+    end: usize,
+}
+
+impl TryFrom<RawSpan> for Span {
+    type Error = SpanError;
+
+    fn try_from(raw: RawSpan) -> Result<Span, SpanError> {
+        Span::try_new(raw.start, raw.end)
+    }
 }
 
 impl Span {
     /// Builds a span; `start <= end` is checked here, once, where spans are made.
+    ///
+    /// # Panics
+    /// When `start > end` (a bug of the caller); [`Span::try_new`] for
+    /// untrusted bounds.
     pub fn new(start: usize, end: usize) -> Span {
         assert!(start <= end, "span start {start} after end {end}");
         Span { start, end }
+    }
+
+    /// Builds a span from bounds that may be wrong.
+    pub fn try_new(start: usize, end: usize) -> Result<Span, SpanError> {
+        if start <= end {
+            Ok(Span { start, end })
+        } else {
+            Err(SpanError { start, end })
+        }
+    }
+
+    /// First code point of the span.
+    pub fn start(self) -> usize {
+        self.start
+    }
+
+    /// One past the last code point of the span.
+    pub fn end(self) -> usize {
+        self.end
+    }
+
+    /// Number of code points under the span.
+    pub fn len(self) -> usize {
+        self.end - self.start
+    }
+
+    /// Whether the span covers no code point.
+    pub fn is_empty(self) -> bool {
+        self.start == self.end
     }
 
     /// The text under this span, or `None` when it lies outside `text`.
@@ -804,6 +868,27 @@ fn advance_block(pv: &mut u64, mv: &mut u64, eq: u64, hin: i32, high: u64) -> i3
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn span_serde_keeps_the_invariant() {
+        let span = Span::new(2, 5);
+        let json = serde_json::to_string(&span).expect("serializes");
+        assert_eq!(json, r#"{"start":2,"end":5}"#);
+        assert_eq!(serde_json::from_str::<Span>(&json).ok(), Some(span));
+        assert_eq!(
+            serde_json::from_str::<Span>(r#"{"start":3,"end":3}"#).ok(),
+            Some(Span::new(3, 3))
+        );
+        let err = serde_json::from_str::<Span>(r#"{"start":5,"end":2}"#)
+            .expect_err("start after end is refused");
+        assert!(
+            err.to_string().contains("span start 5 after end 2"),
+            "{err}"
+        );
+        assert_eq!(Span::try_new(5, 2), Err(SpanError { start: 5, end: 2 }));
+        assert_eq!((span.start(), span.end(), span.len()), (2, 5, 3));
+        assert!(!span.is_empty() && Span::new(4, 4).is_empty());
+    }
 
     fn found(chunk: &str, quote: &str) -> QuoteMatch {
         match find_quote(chunk, quote, MatchProfile::Default) {

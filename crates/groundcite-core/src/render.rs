@@ -36,8 +36,8 @@ pub fn render_text(c: &Contract) -> String {
                             out,
                             "    \"{}\" (code points {}..{}, {})",
                             text.split_whitespace().collect::<Vec<_>>().join(" "),
-                            span.start,
-                            span.end,
+                            span.start(),
+                            span.end(),
                             cit.kind.as_str()
                         );
                     }

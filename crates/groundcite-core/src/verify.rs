@@ -317,8 +317,8 @@ impl<'a> Verifier<'a> {
                     let hint = match near {
                         Some(nm) => format!(
                             " Closest near miss: code points {}..{} (similarity {:.3}): {:?}.",
-                            nm.span.start,
-                            nm.span.end,
+                            nm.span.start(),
+                            nm.span.end(),
                             nm.similarity,
                             truncate_chars(&nm.source_text, 200)
                         ),

@@ -64,7 +64,7 @@ fn matching_rule_cases() {
                     };
                     assert_eq!(m.kind, kind, "{ctx}");
                     let [s, e] = c.span.expect("found cases give a span");
-                    assert_eq!((m.span.start, m.span.end), (s, e), "{ctx}");
+                    assert_eq!((m.span.start(), m.span.end()), (s, e), "{ctx}");
                     let text = m.span.slice(&c.chunk).unwrap();
                     assert_eq!(text, &c.chunk[m.bytes.clone()], "{ctx}");
                     assert_eq!(

@@ -808,8 +808,8 @@ impl<'a> Builder<'a> {
             };
             let mut out = Vec::new();
             for (p, s, e) in bounds {
-                let lo = m.span.start.max(s);
-                let hi = m.span.end.min(e);
+                let lo = m.span.start().max(s);
+                let hi = m.span.end().min(e);
                 if lo >= hi {
                     continue;
                 }

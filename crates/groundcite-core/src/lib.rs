@@ -83,14 +83,15 @@ pub use contract::{
 pub use error::InputError;
 pub use model::{
     AnswerForm, Candidate, Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN,
-    extractive_text,
+    ParseAnswerFormError, extractive_text,
 };
 pub use normalize::{
-    LazyNormalized, MatchKind, MatchProfile, NearMiss, NormalizedText, QuoteMatch, QuoteVerdict,
-    Span, SpanError, find_quote, find_quote_in, normalize,
+    LazyNormalized, MatchKind, MatchProfile, NearMiss, NormalizedText, ParseMatchProfileError,
+    QuoteMatch, QuoteVerdict, Span, SpanError, find_quote, find_quote_in, normalize,
 };
 pub use render::render_text;
 pub use text::truncate_chars;
 pub use verify::{
-    CitationRef, ClaimOutcome, ClaimPolicy, Verifier, VerifyStats, verify, verify_with,
+    CitationRef, ClaimOutcome, ClaimPolicy, ParseClaimPolicyError, Verifier, VerifyStats, verify,
+    verify_with,
 };

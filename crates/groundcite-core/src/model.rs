@@ -128,14 +128,24 @@ impl AnswerForm {
     }
 }
 
-impl std::str::FromStr for AnswerForm {
-    type Err = String;
+/// A name that is not an [`AnswerForm`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{given:?} is not grounded or extractive")]
+pub struct ParseAnswerFormError {
+    /// The name given.
+    pub given: String,
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl std::str::FromStr for AnswerForm {
+    type Err = ParseAnswerFormError;
+
+    fn from_str(s: &str) -> Result<Self, ParseAnswerFormError> {
         match s {
             "grounded" => Ok(AnswerForm::Grounded),
             "extractive" => Ok(AnswerForm::Extractive),
-            other => Err(format!("{other:?} is not grounded or extractive")),
+            other => Err(ParseAnswerFormError {
+                given: other.to_string(),
+            }),
         }
     }
 }

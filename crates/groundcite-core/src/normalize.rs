@@ -53,15 +53,23 @@ impl MatchProfile {
     }
 }
 
+/// A name that is not a [`MatchProfile`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown match profile {given:?} (expected \"default\" or \"lenient\")")]
+pub struct ParseMatchProfileError {
+    /// The name given.
+    pub given: String,
+}
+
 impl std::str::FromStr for MatchProfile {
-    type Err = String;
+    type Err = ParseMatchProfileError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "default" => Ok(MatchProfile::Default),
             "lenient" => Ok(MatchProfile::Lenient),
-            other => Err(format!(
-                "unknown match profile {other:?} (expected \"default\" or \"lenient\")"
-            )),
+            other => Err(ParseMatchProfileError {
+                given: other.to_string(),
+            }),
         }
     }
 }

@@ -72,15 +72,23 @@ pub enum ClaimPolicy {
     Lenient,
 }
 
+/// A name that is not a [`ClaimPolicy`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown claim policy {given:?} (expected \"strict\" or \"lenient\")")]
+pub struct ParseClaimPolicyError {
+    /// The name given.
+    pub given: String,
+}
+
 impl std::str::FromStr for ClaimPolicy {
-    type Err = String;
+    type Err = ParseClaimPolicyError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "strict" => Ok(ClaimPolicy::Strict),
             "lenient" => Ok(ClaimPolicy::Lenient),
-            other => Err(format!(
-                "unknown claim policy {other:?} (expected \"strict\" or \"lenient\")"
-            )),
+            other => Err(ParseClaimPolicyError {
+                given: other.to_string(),
+            }),
         }
     }
 }

@@ -232,6 +232,7 @@ fn targets_parse_and_print() {
         "gemini"
             .parse::<Target>()
             .unwrap_err()
+            .to_string()
             .contains("openai, azure or anthropic")
     );
 }

@@ -148,14 +148,24 @@ impl fmt::Display for Target {
     }
 }
 
-impl FromStr for Target {
-    type Err = String;
+/// A name that is not a [`Target`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown target {given:?}; expected openai, azure or anthropic")]
+pub struct ParseTargetError {
+    /// The name given.
+    pub given: String,
+}
 
-    fn from_str(s: &str) -> Result<Target, String> {
+impl FromStr for Target {
+    type Err = ParseTargetError;
+
+    fn from_str(s: &str) -> Result<Target, ParseTargetError> {
         Target::ALL
             .into_iter()
             .find(|t| t.as_str() == s)
-            .ok_or_else(|| format!("unknown target {s:?}; expected openai, azure or anthropic"))
+            .ok_or_else(|| ParseTargetError {
+                given: s.to_string(),
+            })
     }
 }
 

@@ -123,7 +123,7 @@ pub struct ProseClaim {
     pub warnings: Vec<Warning>,
 }
 
-/// The result of [`parse`].
+/// The result of [`parse`](super::parse).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedProse {
     /// Claims in answer order.

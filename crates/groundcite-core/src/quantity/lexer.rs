@@ -64,7 +64,8 @@ pub(super) fn tokenize(text: &str) -> Vec<Tok> {
     out
 }
 
-/// Words that can start something in [`Parser::at_word`]; every other word is
+/// Words that can start something in
+/// [`Parser::at_word`](super::parser::Parser::at_word); every other word is
 /// skipped at the cost of one hash look-up.
 pub(super) fn lexicon() -> &'static std::collections::HashSet<String> {
     static LEXICON: std::sync::OnceLock<std::collections::HashSet<String>> =

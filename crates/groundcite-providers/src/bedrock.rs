@@ -15,7 +15,7 @@
 //! Region, credentials and endpoint come from the SDK's default chains
 //! (`AWS_REGION`, profiles, web identity, ECS and IMDS), each overridable.
 //! The SDK signs and sends; its own retries are disabled and every call
-//! goes through groundcite's [`RetryPolicy`] instead (429 and 5xx, and
+//! goes through groundcite's [`RetryPolicy`](crate::RetryPolicy) instead (429 and 5xx, and
 //! connection failures, retried with the same backoff and `Retry-After`
 //! handling as the HTTP adapters; timeouts are not retried), so
 //! `--max-retries` means the same for every provider. The SDK's attempt
@@ -52,6 +52,7 @@ use aws_config::timeout::TimeoutConfig;
 use aws_sdk_bedrockruntime as sdk;
 use aws_smithy_types::Document;
 use groundcite_core::schema::Target;
+use groundcite_core::truncate_chars;
 use sdk::config::interceptors::AfterDeserializationInterceptorContextRef;
 use sdk::config::{ConfigBag, Intercept, RuntimeComponents};
 use sdk::error::{ProvideErrorMetadata, SdkError};
@@ -67,7 +68,7 @@ use url::Url;
 
 use crate::error::{ErrorKind, ProviderError};
 use crate::generator::{BoxFuture, GenerationStream, Generator, Mode, StreamSender};
-use crate::http::{HttpConfig, RetryPolicy, backoff, jitter, truncate};
+use crate::http::{Failed, HttpConfig, retrying};
 use crate::secret::{SecretString, scrub};
 use crate::types::{FinishReason, Generation, GenerationRequest, Output, Timings, Usage};
 
@@ -162,7 +163,11 @@ impl fmt::Debug for Bedrock {
             .field("region", &self.config.region)
             .field(
                 "endpoint_url",
-                &self.config.endpoint_url.as_ref().map(crate::redact_url),
+                &self
+                    .config
+                    .endpoint_url
+                    .as_ref()
+                    .map(crate::secret::redact_url),
             )
             .field("strict_tool", &self.config.strict_tool)
             .finish_non_exhaustive()
@@ -211,12 +216,8 @@ impl Intercept for Capture {
     }
 }
 
-/// One attempt's failure, classified.
-struct AttemptError {
-    error: ProviderError,
-    retryable: bool,
-    retry_after: Option<Duration>,
-}
+/// One attempt's failure, classified for the shared retry loop.
+type AttemptError = Failed<ProviderError>;
 
 impl Bedrock {
     /// A client; nothing is sent or loaded until the first request.
@@ -571,7 +572,7 @@ impl Bedrock {
                 }
                 if let Some(m) = err.message() {
                     message.push_str(": ");
-                    message.push_str(&truncate(m, 300));
+                    message.push_str(&truncate_chars(m, 300));
                 }
                 let retry_after = retry_after_of(raw);
                 AttemptError {
@@ -592,40 +593,17 @@ impl Bedrock {
         }
     }
 
-    /// Runs `attempt` under the retry policy: its value, the attempts made
-    /// and when the first began.
-    async fn with_retries<T, F, Fut>(
-        &self,
-        mut attempt: F,
-    ) -> Result<(T, u32, Instant), ProviderError>
+    /// Runs `attempt` under the retry policy (the HTTP adapters' loop):
+    /// its value, the attempts made and when the first began.
+    async fn with_retries<T, F, Fut>(&self, attempt: F) -> Result<(T, u32, Instant), ProviderError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, AttemptError>>,
     {
-        let policy: RetryPolicy = self.config.http.retry;
         let started = Instant::now();
-        let mut n = 0u32;
-        loop {
-            n += 1;
-            match attempt().await {
-                Ok(v) => return Ok((v, n, started)),
-                Err(a) => {
-                    if a.retryable && n <= policy.max_retries {
-                        match a.retry_after {
-                            Some(wait) if wait > policy.max_retry_after => {}
-                            Some(wait) => {
-                                tokio::time::sleep(wait + jitter(wait / 10)).await;
-                                continue;
-                            }
-                            None => {
-                                tokio::time::sleep(backoff(&policy, n)).await;
-                                continue;
-                            }
-                        }
-                    }
-                    return Err(a.error.with_attempts(n));
-                }
-            }
+        match retrying(&self.config.http.retry, attempt).await {
+            Ok((v, n)) => Ok((v, n, started)),
+            Err((error, n)) => Err(error.with_attempts(n)),
         }
     }
 
@@ -864,7 +842,7 @@ impl StreamPump {
                 let mut m = format!("error in the stream ({code})");
                 if let Some(msg) = err.message() {
                     m.push_str(": ");
-                    m.push_str(&truncate(msg, 300));
+                    m.push_str(&truncate_chars(msg, 300));
                 }
                 (kind, m)
             }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use groundcite_core::RefusalCode;
 
-use crate::types::Usage;
+use crate::types::{StopReason, Usage};
 
 /// What went wrong, classified the same way for every provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,11 +61,28 @@ impl ErrorKind {
     }
 }
 
+// Here rather than beside `StopReason` (types): errors know the types a
+// generation carries, not the other way round.
+impl StopReason {
+    /// The stop reason behind a failed generation.
+    pub fn of_error(e: &ProviderError) -> StopReason {
+        match e.kind() {
+            ErrorKind::Truncated => StopReason::Length,
+            ErrorKind::Refusal => StopReason::Refusal,
+            ErrorKind::ContentFilter => StopReason::ContentFilter,
+            ErrorKind::InvalidOutput => StopReason::InvalidOutput,
+            _ => StopReason::Error,
+        }
+    }
+}
+
 /// A failed generation, with the provider's raw failure kept for the trace:
 /// HTTP status, body (secrets scrubbed), request ID, `Retry-After`, the
 /// number of attempts, and any partial output.
 ///
 /// The error is one pointer wide; its `Display` never contains a secret.
+#[derive(thiserror::Error)]
+#[error("{}: {}{}", .0.provider, .0.message, .0.details())]
 pub struct ProviderError(Box<Inner>);
 
 #[derive(Debug)]
@@ -81,6 +98,28 @@ struct Inner {
     partial_output: Option<String>,
     model: Option<String>,
     usage: Usage,
+}
+
+impl Inner {
+    /// ` (HTTP 503, request id …, after 3 attempts)`, or nothing: the
+    /// parts of the `Display` after the message.
+    fn details(&self) -> String {
+        let mut extra = Vec::new();
+        if let Some(s) = self.status {
+            extra.push(format!("HTTP {s}"));
+        }
+        if let Some(id) = &self.request_id {
+            extra.push(format!("request id {id}"));
+        }
+        if self.attempts > 1 {
+            extra.push(format!("after {} attempts", self.attempts));
+        }
+        if extra.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", extra.join(", "))
+        }
+    }
 }
 
 impl ProviderError {
@@ -246,26 +285,6 @@ impl ProviderError {
     }
 }
 
-impl fmt::Display for ProviderError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.0.provider, self.0.message)?;
-        let mut extra = Vec::new();
-        if let Some(s) = self.0.status {
-            extra.push(format!("HTTP {s}"));
-        }
-        if let Some(id) = &self.0.request_id {
-            extra.push(format!("request id {id}"));
-        }
-        if self.0.attempts > 1 {
-            extra.push(format!("after {} attempts", self.0.attempts));
-        }
-        if !extra.is_empty() {
-            write!(f, " ({})", extra.join(", "))?;
-        }
-        Ok(())
-    }
-}
-
 impl fmt::Debug for ProviderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The body and partial output are data, not secrets (secrets were
@@ -273,5 +292,3 @@ impl fmt::Debug for ProviderError {
         self.0.fmt(f)
     }
 }
-
-impl std::error::Error for ProviderError {}

@@ -2,6 +2,7 @@
 //! retries with jittered exponential backoff that honour `Retry-After`, and
 //! error bodies kept (secrets scrubbed) with the request ID.
 
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, Instant};
 
@@ -128,74 +129,120 @@ impl Http {
         secrets: &[SecretString],
     ) -> Result<Sent, ProviderError> {
         let started = Instant::now();
-        let policy = self.config.retry;
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
-            let can_retry = attempt <= policy.max_retries;
+        let outcome = retrying(&self.config.retry, || async {
             match build().send().await {
+                Ok(response) if response.status().is_success() => Ok(response),
                 Ok(response) => {
                     let status = response.status().as_u16();
-                    let request_id = request_id(response.headers(), request_id_headers);
-                    if response.status().is_success() {
-                        return Ok(Sent {
-                            response,
-                            request_id,
-                            attempts: attempt,
-                            started,
-                            time_to_headers: started.elapsed(),
-                            max_bytes: self.config.max_response_bytes,
-                        });
-                    }
-                    let retry_after = retry_after(response.headers());
-                    let retryable = status == 429 || (500..600).contains(&status);
-                    if retryable && can_retry {
-                        match retry_after {
-                            Some(wait) if wait > policy.max_retry_after => {}
-                            Some(wait) => {
-                                drop(response);
-                                tokio::time::sleep(wait + jitter(wait / 10)).await;
-                                continue;
-                            }
-                            None => {
-                                drop(response);
-                                tokio::time::sleep(backoff(&policy, attempt)).await;
-                                continue;
-                            }
-                        }
-                    }
-                    let body = read_error_body(response).await;
-                    let body = scrub(&body, secrets);
-                    return Err(status_error(provider, status, body, request_id)
-                        .with_retry_after(retry_after)
-                        .with_attempts(attempt));
+                    Err(Failed {
+                        retryable: status == 429 || (500..600).contains(&status),
+                        retry_after: retry_after(response.headers()),
+                        error: Unsent::Status(response),
+                    })
                 }
-                Err(e) => {
-                    if e.is_timeout() {
-                        return Err(ProviderError::new(
-                            ErrorKind::Timeout,
-                            provider,
-                            format!(
-                                "no complete response within the timeout ({}s total, {}s to connect)",
-                                self.config.timeout.as_secs_f64(),
-                                self.config.connect_timeout.as_secs_f64()
-                            ),
-                        )
-                        .with_attempts(attempt));
-                    }
-                    if can_retry {
-                        tokio::time::sleep(backoff(&policy, attempt)).await;
-                        continue;
-                    }
-                    return Err(ProviderError::new(
-                        ErrorKind::Connection,
-                        provider,
-                        format!("the connection failed: {}", describe(&e)),
-                    )
-                    .with_attempts(attempt));
-                }
+                Err(e) => Err(Failed {
+                    retryable: !e.is_timeout(),
+                    retry_after: None,
+                    error: Unsent::Transport(e),
+                }),
+            }
+        })
+        .await;
+        match outcome {
+            Ok((response, attempts)) => Ok(Sent {
+                request_id: request_id(response.headers(), request_id_headers),
+                response,
+                attempts,
+                started,
+                time_to_headers: started.elapsed(),
+                max_bytes: self.config.max_response_bytes,
+            }),
+            Err((Unsent::Status(response), attempts)) => {
+                let status = response.status().as_u16();
+                let request_id = request_id(response.headers(), request_id_headers);
+                let retry_after = retry_after(response.headers());
+                let body = read_error_body(response).await;
+                let body = scrub(&body, secrets);
+                Err(status_error(provider, status, body, request_id)
+                    .with_retry_after(retry_after)
+                    .with_attempts(attempts))
+            }
+            Err((Unsent::Transport(e), attempts)) if e.is_timeout() => Err(ProviderError::new(
+                ErrorKind::Timeout,
+                provider,
+                format!(
+                    "no complete response within the timeout ({}s total, {}s to connect)",
+                    self.config.timeout.as_secs_f64(),
+                    self.config.connect_timeout.as_secs_f64()
+                ),
+            )
+            .with_attempts(attempts)),
+            Err((Unsent::Transport(e), attempts)) => Err(ProviderError::new(
+                ErrorKind::Connection,
+                provider,
+                format!("the connection failed: {}", describe(&e)),
+            )
+            .with_attempts(attempts)),
+        }
+    }
+}
+
+/// Why an HTTP attempt got no successful response; turned into a
+/// [`ProviderError`] once no retry follows (an error status's body is read
+/// only then).
+enum Unsent {
+    /// A response with an error status.
+    Status(reqwest::Response),
+    /// No response (connection failure or timeout).
+    Transport(reqwest::Error),
+}
+
+/// One attempt's failure, as the adapter classified it.
+pub(crate) struct Failed<E> {
+    /// The failure, handed back when no retry follows.
+    pub error: E,
+    /// Whether the policy may retry it (429, 5xx, connection failures).
+    pub retryable: bool,
+    /// The provider's `Retry-After`, if it sent one.
+    pub retry_after: Option<Duration>,
+}
+
+/// Runs `attempt` under `policy`, the one retry loop of every adapter:
+/// a retryable failure is retried after its `Retry-After` (with a little
+/// jitter), or after [`backoff`] when there is none, until
+/// [`RetryPolicy::max_retries`]; a `Retry-After` over
+/// [`RetryPolicy::max_retry_after`] ends the retries at once. Returns the
+/// value or the last failure, with the number of attempts made.
+pub(crate) async fn retrying<T, E, F, Fut>(
+    policy: &RetryPolicy,
+    mut attempt: F,
+) -> Result<(T, u32), (E, u32)>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Failed<E>>>,
+{
+    let mut n = 0u32;
+    loop {
+        n += 1;
+        let failed = match attempt().await {
+            Ok(v) => return Ok((v, n)),
+            Err(failed) => failed,
+        };
+        if failed.retryable && n <= policy.max_retries {
+            let wait = match failed.retry_after {
+                Some(wait) if wait > policy.max_retry_after => None,
+                Some(wait) => Some(wait + jitter(wait / 10)),
+                None => Some(backoff(policy, n)),
+            };
+            if let Some(wait) = wait {
+                // The failed response (its connection) is let go before
+                // the wait.
+                drop(failed);
+                tokio::time::sleep(wait).await;
+                continue;
             }
         }
+        return Err((failed.error, n));
     }
 }
 
@@ -337,7 +384,7 @@ fn status_error(
     }
     if let Some((_, m)) = provider_message {
         message.push_str(": ");
-        message.push_str(&truncate(&m, 300));
+        message.push_str(&groundcite_core::truncate_chars(&m, 300));
     }
     ProviderError::new(kind, provider, message)
         .with_status(status)
@@ -410,13 +457,6 @@ pub(crate) fn jitter(max: Duration) -> Duration {
     );
     let r = h.finish() as f64 / u64::MAX as f64;
     max.mul_f64(r)
-}
-
-pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
-    match s.char_indices().nth(max_chars) {
-        Some((b, _)) => format!("{}…", &s[..b]),
-        None => s.to_string(),
-    }
 }
 
 #[cfg(test)]

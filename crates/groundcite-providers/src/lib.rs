@@ -60,6 +60,7 @@ mod anthropic;
 pub mod azure;
 #[cfg(feature = "bedrock")]
 pub mod bedrock;
+mod credential;
 pub mod env;
 mod error;
 mod generator;
@@ -79,12 +80,12 @@ pub use generator::{BoxFuture, GenerationStream, Generator, Mode, StreamSender};
 pub use http::{DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, RetryPolicy};
 pub use openai::{
     ChatAuth, ChatCompletions, CompatServer, OPENAI_BASE_URL, Quirks, ResponseFormatShape,
-    TokenLimitField, parse_base_url,
+    TokenLimitField, UnknownServer, parse_base_url,
 };
 pub use pipeline::{AnswerError, AnswerSettings, Answered, Backend, answer};
 pub use secret::{SecretString, redact_url};
 pub use types::{
     CustomSchemaError, DEFAULT_MAX_TOKENS, FinishReason, Generation, GenerationRequest,
-    NATIVE_SYSTEM_PROMPT, NativeSources, Output, ResponseSchema, StopReason, Timings, Usage,
-    grounded_answer_shape,
+    NATIVE_SYSTEM_PROMPT, NativeSources, Output, ResponseSchema, ShapeError, StopReason, Timings,
+    Usage, grounded_answer_shape,
 };

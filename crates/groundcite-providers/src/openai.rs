@@ -14,7 +14,7 @@ use groundcite_core::schema::Target;
 use serde_json::{Map, Value, json};
 use url::Url;
 
-use crate::azure::TokenProvider;
+use crate::credential::TokenProvider;
 use crate::error::{ErrorKind, ProviderError};
 use crate::generator::{BoxFuture, GenerationStream, Generator, Mode, StreamDecoder, StreamMeta};
 use crate::http::{Http, HttpConfig, read_body};
@@ -145,20 +145,23 @@ impl CompatServer {
 }
 
 impl FromStr for CompatServer {
-    type Err = String;
+    type Err = UnknownServer;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, UnknownServer> {
         match s {
             "vllm" => Ok(CompatServer::Vllm),
             "llamacpp" | "llama.cpp" | "llama-server" => Ok(CompatServer::LlamaCpp),
             "ollama" => Ok(CompatServer::Ollama),
             "generic" => Ok(CompatServer::Generic),
-            _ => Err(format!(
-                "unknown OpenAI-compatible server {s:?}; expected vllm, llamacpp, ollama or generic"
-            )),
+            _ => Err(UnknownServer(s.to_string())),
         }
     }
 }
+
+/// A [`CompatServer`] spelling that names no known server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown OpenAI-compatible server {0:?}; expected vllm, llamacpp, ollama or generic")]
+pub struct UnknownServer(pub String);
 
 /// A Chat Completions client.
 #[derive(Debug, Clone)]
@@ -171,6 +174,21 @@ pub struct ChatCompletions {
     target: Target,
     request_id_headers: &'static [&'static str],
     http: Http,
+}
+
+/// What [`ChatCompletions::build`] makes a client from: the endpoint
+/// (`path` under `base`) and everything that differs between OpenAI and
+/// compatible servers.
+struct Setup<'a> {
+    provider: &'static str,
+    base: &'a Url,
+    path: &'a str,
+    model: Option<String>,
+    auth: ChatAuth,
+    quirks: Quirks,
+    target: Target,
+    request_id_headers: &'static [&'static str],
+    http: HttpConfig,
 }
 
 /// `base` with `path` appended (one slash between them).
@@ -211,17 +229,17 @@ impl ChatCompletions {
         model: String,
         http: HttpConfig,
     ) -> Result<ChatCompletions, ProviderError> {
-        Self::build(
-            "openai",
-            &base_url,
-            "chat/completions",
-            Some(model),
-            ChatAuth::Bearer(api_key),
-            Quirks::OPENAI,
-            Target::OpenAi,
-            OPENAI_REQUEST_ID_HEADERS,
+        Self::build(Setup {
+            provider: "openai",
+            base: &base_url,
+            path: "chat/completions",
+            model: Some(model),
+            auth: ChatAuth::Bearer(api_key),
+            quirks: Quirks::OPENAI,
+            target: Target::OpenAi,
+            request_id_headers: OPENAI_REQUEST_ID_HEADERS,
             http,
-        )
+        })
     }
 
     /// An OpenAI-compatible server: `POST {base_url}/chat/completions`,
@@ -233,17 +251,17 @@ impl ChatCompletions {
         quirks: Quirks,
         http: HttpConfig,
     ) -> Result<ChatCompletions, ProviderError> {
-        Self::build(
-            "openai-compatible",
-            &base_url,
-            "chat/completions",
-            Some(model),
-            api_key.map_or(ChatAuth::None, ChatAuth::Bearer),
+        Self::build(Setup {
+            provider: "openai-compatible",
+            base: &base_url,
+            path: "chat/completions",
+            model: Some(model),
+            auth: api_key.map_or(ChatAuth::None, ChatAuth::Bearer),
             quirks,
-            Target::OpenAi,
-            OPENAI_REQUEST_ID_HEADERS,
+            target: Target::OpenAi,
+            request_id_headers: OPENAI_REQUEST_ID_HEADERS,
             http,
-        )
+        })
     }
 
     /// Azure OpenAI at a fully built endpoint (see [`crate::azure`]).
@@ -266,18 +284,18 @@ impl ChatCompletions {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn build(
-        provider: &'static str,
-        base: &Url,
-        path: &str,
-        model: Option<String>,
-        auth: ChatAuth,
-        quirks: Quirks,
-        target: Target,
-        request_id_headers: &'static [&'static str],
-        http: HttpConfig,
-    ) -> Result<ChatCompletions, ProviderError> {
+    fn build(setup: Setup<'_>) -> Result<ChatCompletions, ProviderError> {
+        let Setup {
+            provider,
+            base,
+            path,
+            model,
+            auth,
+            quirks,
+            target,
+            request_id_headers,
+            http,
+        } = setup;
         let url = join(base, path).map_err(|e| {
             ProviderError::new(ErrorKind::Config, provider, format!("bad base URL: {e}"))
         })?;

@@ -202,10 +202,11 @@ impl Answered {
 }
 
 /// Why no contract could be produced.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
     /// The provider could not be reached, rejected the request or kept
     /// failing; `raw_output` holds what streamed before the failure.
+    #[error("{error}")]
     Provider {
         /// The typed error (secrets already scrubbed).
         error: ProviderError,
@@ -213,19 +214,9 @@ pub enum AnswerError {
         raw_output: Option<String>,
     },
     /// The claim callback asked to stop (the client went away).
+    #[error("the answer was cancelled")]
     Cancelled,
 }
-
-impl fmt::Display for AnswerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AnswerError::Provider { error, .. } => error.fmt(f),
-            AnswerError::Cancelled => f.write_str("the answer was cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for AnswerError {}
 
 /// Generates an answer for `request` and verifies it against `chunks`.
 ///

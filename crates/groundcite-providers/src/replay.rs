@@ -195,28 +195,76 @@ fn ok() -> u16 {
 
 impl Cassette {
     /// Loads a cassette, resolving `body_file`s relative to it.
-    pub fn load(path: &Path) -> Result<Cassette, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let mut c: Cassette = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a cassette: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
+        let read = |path: &Path| {
+            std::fs::read_to_string(path).map_err(|error| CassetteError::Read {
+                path: path.to_path_buf(),
+                error,
+            })
+        };
+        let text = read(path)?;
+        let mut c: Cassette =
+            serde_json::from_str(&text).map_err(|error| CassetteError::NotACassette {
+                path: path.to_path_buf(),
+                error,
+            })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         for ex in &mut c.exchanges {
             if let Some(f) = ex.request.body_file.take() {
                 if ex.request.body.is_some() {
-                    return Err(format!("{}: both body and body_file", path.display()));
+                    return Err(CassetteError::TwoBodies {
+                        path: path.to_path_buf(),
+                    });
                 }
                 let p: PathBuf = dir.join(&f);
-                let t = std::fs::read_to_string(&p)
-                    .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-                ex.request.body = Some(
-                    serde_json::from_str(&t)
-                        .map_err(|e| format!("{}: not JSON: {e}", p.display()))?,
-                );
+                let t = read(&p)?;
+                ex.request.body =
+                    Some(
+                        serde_json::from_str(&t).map_err(|error| CassetteError::BodyNotJson {
+                            path: p.clone(),
+                            error,
+                        })?,
+                    );
             }
         }
         Ok(c)
     }
+}
+
+/// Why [`Cassette::load`] failed. The inner error is part of the message
+/// (not a `source`), so a chain printer does not repeat it.
+#[derive(Debug, thiserror::Error)]
+pub enum CassetteError {
+    /// The cassette or one of its body files could not be read.
+    #[error("cannot read {}: {error}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: io::Error,
+    },
+    /// The cassette is not a cassette's JSON.
+    #[error("{}: not a cassette: {error}", path.display())]
+    NotACassette {
+        /// The cassette.
+        path: PathBuf,
+        /// Why.
+        error: serde_json::Error,
+    },
+    /// An exchange has both `body` and `body_file`.
+    #[error("{}: both body and body_file", path.display())]
+    TwoBodies {
+        /// The cassette.
+        path: PathBuf,
+    },
+    /// A `body_file` is not JSON.
+    #[error("{}: not JSON: {error}", path.display())]
+    BodyNotJson {
+        /// The body file.
+        path: PathBuf,
+        /// Why.
+        error: serde_json::Error,
+    },
 }
 
 #[derive(Debug, Default)]

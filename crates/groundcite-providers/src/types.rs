@@ -60,31 +60,29 @@ impl ResponseSchema {
 }
 
 /// Why a caller's schema cannot replace the `GroundedAnswer` schema.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CustomSchemaError {
     /// The schema breaks the target's strict subset (the core's lint).
+    #[error("{} violation(s) of the strict subset{}", .0.len(), first_violation(.0))]
     Lint(Vec<Violation>),
     /// The schema does not describe a `GroundedAnswer`, so its output could
     /// not be verified; the message says what is missing, in one sentence.
-    Shape(String),
+    #[error("{0}")]
+    Shape(ShapeError),
 }
 
-impl std::fmt::Display for CustomSchemaError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CustomSchemaError::Lint(v) => {
-                write!(f, "{} violation(s) of the strict subset", v.len())?;
-                if let Some(first) = v.first() {
-                    write!(f, ", first {first}")?;
-                }
-                Ok(())
-            }
-            CustomSchemaError::Shape(m) => f.write_str(m),
-        }
-    }
+/// `, first VIOLATION`, or nothing when there is none.
+fn first_violation(v: &[Violation]) -> String {
+    v.first()
+        .map_or_else(String::new, |first| format!(", first {first}"))
 }
 
-impl std::error::Error for CustomSchemaError {}
+/// Why a schema does not describe a `GroundedAnswer`
+/// ([`grounded_answer_shape`]): the first path that does not fit, in one
+/// sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ShapeError(String);
 
 impl ResponseSchema {
     /// A caller's own schema in place of the built-in `GroundedAnswer` one:
@@ -123,7 +121,11 @@ impl ResponseSchema {
 /// objects with required strings `chunk_id` and `quote`. Local `$ref`s are
 /// followed. The error names the first path that does not fit, in one
 /// sentence.
-pub fn grounded_answer_shape(schema: &Value) -> Result<(), String> {
+pub fn grounded_answer_shape(schema: &Value) -> Result<(), ShapeError> {
+    shape(schema).map_err(ShapeError)
+}
+
+fn shape(schema: &Value) -> Result<(), String> {
     let root = schema;
     let answer = object_schema(root, root, "the root")?;
     property(root, answer, "the root", "answerable", "boolean")?;
@@ -335,7 +337,8 @@ impl FinishReason {
     }
 }
 
-/// Why a generation ended, as a trace records it.
+/// Why a generation ended, as a trace records it (a failed one's:
+/// [`StopReason::of_error`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
     /// The output is complete.
@@ -362,18 +365,6 @@ impl StopReason {
             StopReason::ContentFilter => "content_filter",
             StopReason::InvalidOutput => "invalid_output",
             StopReason::Error => "error",
-        }
-    }
-
-    /// The stop reason behind a failed generation.
-    pub fn of_error(e: &crate::ProviderError) -> StopReason {
-        use crate::ErrorKind;
-        match e.kind() {
-            ErrorKind::Truncated => StopReason::Length,
-            ErrorKind::Refusal => StopReason::Refusal,
-            ErrorKind::ContentFilter => StopReason::ContentFilter,
-            ErrorKind::InvalidOutput => StopReason::InvalidOutput,
-            _ => StopReason::Error,
         }
     }
 }
@@ -442,24 +433,24 @@ mod tests {
         let mut s = schema::grounded_answer_schema(None);
         s["$defs"]["Claim"]["required"] = json!(["citations"]);
         assert_eq!(
-            grounded_answer_shape(&s),
+            grounded_answer_shape(&s).map_err(|e| e.to_string()),
             Err("claims[].text must be listed in `required`".into())
         );
         let mut s = schema::grounded_answer_schema(None);
         s["properties"]["claims"]["items"] = json!({"$ref": "#/$defs/Nothing"});
         assert_eq!(
-            grounded_answer_shape(&s),
+            grounded_answer_shape(&s).map_err(|e| e.to_string()),
             Err("the reference \"#/$defs/Nothing\" points to nothing".into())
         );
         let mut s = schema::grounded_answer_schema(None);
         s["$defs"]["Claim"]["properties"]["text"] =
             json!({"$ref": "#/$defs/Claim/properties/text"});
         assert_eq!(
-            grounded_answer_shape(&s),
+            grounded_answer_shape(&s).map_err(|e| e.to_string()),
             Err("its references form a cycle".into())
         );
         assert_eq!(
-            grounded_answer_shape(&json!(true)),
+            grounded_answer_shape(&json!(true)).map_err(|e| e.to_string()),
             Err("the root must be an object schema with properties".into())
         );
     }

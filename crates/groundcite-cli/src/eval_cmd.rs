@@ -110,7 +110,8 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     .map_err(|e| BadInput::new(&suite_name, e.to_string()))?;
     for expr in &args.thresholds {
-        let (name, bound) = parse_threshold(expr).map_err(|e| BadInput::new("--threshold", e))?;
+        let (name, bound) =
+            parse_threshold(expr).map_err(|e| BadInput::new("--threshold", e.to_string()))?;
         suite.thresholds.insert(name, bound);
     }
     // Read the old result first: a typo should not cost a whole run.
@@ -119,7 +120,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             let text = read_limited(p, MAX_RESULT_BYTES, "result")?;
             Some(
                 EvalResult::from_json(&text)
-                    .map_err(|e| BadInput::new(&p.display().to_string(), e))?,
+                    .map_err(|e| BadInput::new(&p.display().to_string(), e.to_string()))?,
             )
         }
         None => None,

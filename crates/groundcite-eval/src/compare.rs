@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{EvalResult, Metric};
+use crate::metric::Metric;
+use crate::result::EvalResult;
 
 /// One metric in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

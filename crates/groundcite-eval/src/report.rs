@@ -6,8 +6,11 @@ use std::fmt::Write;
 
 use groundcite_core::Contract;
 
+use crate::compare::Comparison;
+use crate::metric::Metric;
+use crate::metrics::{CaseRun, HallucinationCheck};
+use crate::result::EvalResult;
 use crate::summary::{format_bound, format_value};
-use crate::{CaseRun, Comparison, EvalResult, Metric};
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn escape(s: &str) -> String {
@@ -388,8 +391,7 @@ fn cases(s: &mut String, r: &EvalResult) {
         s.push_str("</td></tr>");
     }
     s.push_str("</table>");
-    let broken: Vec<&crate::HallucinationCheck> =
-        r.hallucination.iter().filter(|h| !h.passed).collect();
+    let broken: Vec<&HallucinationCheck> = r.hallucination.iter().filter(|h| !h.passed).collect();
     let _ = write!(
         s,
         "<h2>Hallucination rejection</h2><p>{} of {} injected answers (a chunk that was not retrieved, a fabricated quote) were stripped, warned and turned unanswerable.</p>",

@@ -2,12 +2,11 @@
 //! the JSON Schema is `schemas/eval-suite.schema.json`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
-use groundcite_core::{Chunk, ClaimPolicy, MatchProfile, QuoteVerdict, find_quote};
+use groundcite_core::{Chunk, ClaimPolicy, MatchProfile, QuoteVerdict, find_quote, truncate_chars};
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::Metric;
+use crate::metric::Metric;
 
 /// Most cases one suite may hold.
 pub const MAX_CASES: usize = 10_000;
@@ -162,7 +161,8 @@ impl Case {
 
 /// Why a suite was refused: the path of the offending field and what is
 /// wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", at(path))]
 pub struct SuiteError {
     /// Where (`cases[3].gold_chunks`), or empty for the whole file.
     pub path: String,
@@ -170,17 +170,14 @@ pub struct SuiteError {
     pub message: String,
 }
 
-impl fmt::Display for SuiteError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
+/// `PATH: `, or nothing for the whole file.
+fn at(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}: ")
     }
 }
-
-impl std::error::Error for SuiteError {}
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> SuiteError {
     SuiteError {
@@ -337,7 +334,10 @@ impl Suite {
                 if holders.is_empty() {
                     return Err(err(
                         format!("cases[{i}].evidence[{j}]"),
-                        format!("is in no chunk of the corpus: {:?}", truncate(sentence, 80)),
+                        format!(
+                            "is in no chunk of the corpus: {:?}",
+                            truncate_chars(sentence, 80)
+                        ),
                     ));
                 }
                 groups.push(holders);
@@ -402,14 +402,6 @@ pub fn check_bound(path: &str, name: &str, bound: &Bound) -> Result<(), SuiteErr
         return Err(err(path, "min is above max"));
     }
     Ok(())
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    let mut out: String = s.chars().take(n).collect();
-    if s.chars().count() > n {
-        out.push('…');
-    }
-    out
 }
 
 fn valid_id(id: &str) -> bool {

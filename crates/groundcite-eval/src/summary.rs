@@ -2,7 +2,9 @@
 
 use std::fmt::Write;
 
-use crate::{Comparison, EvalResult, Metric};
+use crate::compare::Comparison;
+use crate::metric::Metric;
+use crate::result::EvalResult;
 
 /// A metric's value for people: rates as percentages, latencies in ms.
 pub fn format_value(m: Metric, v: Option<f64>) -> String {

@@ -94,6 +94,7 @@
 //! #     .expect("demo");
 //! ```
 
+mod batch;
 mod chunks;
 mod error;
 mod json;
@@ -108,7 +109,7 @@ mod writer;
 pub use chunks::TraceChunks;
 pub use error::StoreError;
 pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, schema_hash, validate_trace_id};
-pub use reverify::{Reverified, reverify};
+pub use reverify::{Reverified, ReverifyError, reverify};
 pub use store::{Durability, Store};
 pub use text::JsonText;
 pub use url::redact_url;

@@ -8,8 +8,8 @@ use groundcite_core::{
     RefusalCode, prose, verify_with,
 };
 
-use crate::JsonText;
 use crate::record::TraceRecord;
+use crate::text::JsonText;
 
 /// The outcome of [`reverify`].
 #[derive(Debug, Clone)]
@@ -20,6 +20,23 @@ pub struct Reverified {
     pub same: bool,
     /// Why the stored output was refused (R3), when it was.
     pub note: Option<String>,
+}
+
+/// Why [`reverify`] could not re-verify a trace, as a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReverifyError {
+    /// A chat completion: nothing to re-verify.
+    #[error("a chat completion has no chunks and no contract: there is nothing to re-verify")]
+    Chat,
+    /// One of the trace's own fields (chunks, match profile, claim policy,
+    /// answer form or native format) does not read as its type; the
+    /// message names it.
+    #[error("{0}")]
+    Unusable(String),
+    /// The stored output (prose, or a provider's response) cannot be read
+    /// as what the trace says it is.
+    #[error("{0}")]
+    Output(String),
 }
 
 /// How a trace's raw output is read back: the path that produced it.
@@ -38,10 +55,11 @@ enum Channel {
 /// `extractive`, `prose`, or a native format's name), else its kind
 /// (`parse` is prose, `convert` names its format in its options), else a
 /// grounded answer.
-fn channel(record: &TraceRecord) -> Result<Channel, String> {
-    let native = |name: &str| -> Result<NativeFormat, String> {
-        serde_json::from_value(serde_json::Value::String(name.to_string()))
-            .map_err(|_| format!("the trace's native format {name:?} is unknown"))
+fn channel(record: &TraceRecord) -> Result<Channel, ReverifyError> {
+    let native = |name: &str| -> Result<NativeFormat, ReverifyError> {
+        serde_json::from_value(serde_json::Value::String(name.to_string())).map_err(|_| {
+            ReverifyError::Unusable(format!("the trace's native format {name:?} is unknown"))
+        })
     };
     if let Some(form) = record.answer_form.as_deref() {
         return match form {
@@ -50,14 +68,16 @@ fn channel(record: &TraceRecord) -> Result<Channel, String> {
             other => other
                 .parse()
                 .map(Channel::Answer)
-                .map_err(|e| format!("the trace's answer form: {e}")),
+                .map_err(|e| ReverifyError::Unusable(format!("the trace's answer form: {e}"))),
         };
     }
     match record.kind.as_str() {
         "parse" => Ok(Channel::Prose),
         "convert" => match record.options.get("from").and_then(|v| v.as_str()) {
             Some(f) => native(f).map(Channel::Native),
-            None => Err("the convert trace names no format (options.from)".into()),
+            None => Err(ReverifyError::Unusable(
+                "the convert trace names no format (options.from)".into(),
+            )),
         },
         _ => Ok(Channel::Answer(AnswerForm::default())),
     }
@@ -75,28 +95,26 @@ fn channel(record: &TraceRecord) -> Result<Channel, String> {
 /// reading its partial output as an answer. Errors: a chat completion (no
 /// chunks, no contract), or the trace's own fields are unusable (chunks,
 /// profile, policy or form that do not parse), as a sentence.
-pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
+pub fn reverify(record: &TraceRecord) -> Result<Reverified, ReverifyError> {
     if record.kind == "chat" {
-        return Err(
-            "a chat completion has no chunks and no contract: there is nothing to re-verify".into(),
-        );
+        return Err(ReverifyError::Chat);
     }
+    let unusable = |what: &str, e: &dyn std::fmt::Display| {
+        ReverifyError::Unusable(format!("the trace's {what}: {e}"))
+    };
     let opt = |k: &str| record.options.get(k).cloned();
     let profile: MatchProfile = opt("match")
         .map(serde_json::from_value)
         .transpose()
-        .map_err(|e| format!("the trace's match profile: {e}"))?
+        .map_err(|e| unusable("match profile", &e))?
         .unwrap_or(MatchProfile::Default);
     let policy: ClaimPolicy = opt("claims")
         .map(serde_json::from_value)
         .transpose()
-        .map_err(|e| format!("the trace's claim policy: {e}"))?
+        .map_err(|e| unusable("claim policy", &e))?
         .unwrap_or(ClaimPolicy::Strict);
-    let chunks: Vec<Chunk> = record
-        .chunks
-        .parse()
-        .map_err(|e| format!("the trace's chunks: {e}"))?;
-    let chunks = ChunkSet::new(chunks).map_err(|e| format!("the trace's chunks: {e}"))?;
+    let chunks: Vec<Chunk> = record.chunks.parse().map_err(|e| unusable("chunks", &e))?;
+    let chunks = ChunkSet::new(chunks).map_err(|e| unusable("chunks", &e))?;
     let stored = record.contract.as_ref().map(JsonText::to_value);
     let provenance = Provenance {
         trace_id: record.trace_id.clone(),
@@ -147,18 +165,28 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, String> {
         (None, Some(raw), Channel::Prose) => {
             match prose::verify_prose_with(raw, &chunks, profile, policy, provenance) {
                 Ok(c) => (c, None),
-                Err(e) => return Err(format!("the stored prose answer: {e}")),
+                Err(e) => {
+                    return Err(ReverifyError::Output(format!(
+                        "the stored prose answer: {e}"
+                    )));
+                }
             }
         }
         (None, Some(raw), Channel::Native(format)) => {
-            let response: serde_json::Value = serde_json::from_str(raw)
-                .map_err(|e| format!("the stored provider response is not JSON: {e}"))?;
+            let response: serde_json::Value = serde_json::from_str(raw).map_err(|e| {
+                ReverifyError::Output(format!("the stored provider response is not JSON: {e}"))
+            })?;
             let request = record.options.get("request");
             match native::convert(
                 format, &response, request, &chunks, profile, policy, provenance,
             ) {
                 Ok(c) => (c, None),
-                Err((_, e)) => return Err(format!("the stored provider response: {}", e.message)),
+                Err((_, e)) => {
+                    return Err(ReverifyError::Output(format!(
+                        "the stored provider response: {}",
+                        e.message
+                    )));
+                }
             }
         }
     };
@@ -251,7 +279,12 @@ mod tests {
         assert!(r.note.unwrap().contains("refusal"));
 
         let chat = TraceRecord::new("t-2", "chat");
-        assert!(reverify(&chat).unwrap_err().contains("chat completion"));
+        assert!(
+            reverify(&chat)
+                .unwrap_err()
+                .to_string()
+                .contains("chat completion")
+        );
         let mut unknown = TraceRecord::new("t-3", "answer");
         unknown.answer_form = Some("haiku".into());
         assert!(reverify(&unknown).is_err());

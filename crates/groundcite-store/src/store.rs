@@ -11,16 +11,17 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, PgConnection, PgPool, Row, SqlitePool};
 
-use crate::chunks::{ChunkRef, HASH_LEN, TraceChunks, chunk_hash, json_array};
+use crate::batch::{
+    INSERT_OR_SKIP, INSERT_PACK, PACK_REUSE_MS, PackCache, PackPlan, Results, encode_all,
+    record_columns, settle,
+};
+use crate::chunks::{ChunkRef, TraceChunks};
 use crate::error::StoreError;
 use crate::migrate;
-use crate::record::{Columns, StoredRow, SummaryRow, TraceRecord, TraceSummary, validate_trace_id};
+use crate::record::{StoredRow, SummaryRow, TraceRecord, TraceSummary, validate_trace_id};
 use crate::url::{Location, parse_location, redact_url, url_password};
-use crate::writer::{Committer, CommitterSlot, SharedSlot};
+use crate::writer::{Committer, CommitterSlot, InsertMany, SQLITE_BUSY_TIMEOUT, SharedSlot};
 
-/// How long a SQLite connection waits for another writer's lock before
-/// failing with "database is locked".
-pub(crate) const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections to a SQLite file: readers run in parallel under WAL; writers
 /// take turns on the one write lock.
 const SQLITE_MAX_CONNECTIONS: u32 = 8;
@@ -28,16 +29,10 @@ const SQLITE_MAX_CONNECTIONS: u32 = 8;
 const POSTGRES_MAX_CONNECTIONS: u32 = 10;
 /// How long an operation waits for a free pooled connection.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
-/// A chunk this process stored is referenced again, instead of stored
-/// again, for this long after the time its pack is kept until.
-const PACK_REUSE_MS: i64 = 3_600_000;
 /// [`Store::purge_older_than`] deletes packs not needed for this long
 /// before its cutoff: the reuse window, and as much again for clock skew
 /// between replicas.
 const PACK_GRACE_MS: i64 = 2 * PACK_REUSE_MS;
-/// Most bytes of chunk text the reuse cache holds (its memory is about
-/// this plus ~100 bytes a chunk); when full it starts over.
-const PACK_CACHE_BYTES: usize = 32 << 20;
 /// Pack IDs per `SELECT` (far below both backends' parameter limits).
 const IDS_PER_STATEMENT: usize = 256;
 
@@ -61,82 +56,6 @@ pub struct Store {
     slot: SharedSlot,
 }
 
-/// Where a chunk this process stored lives, until when its pack is kept
-/// (the pack's `last_used_ms`), and the SHA-256 its references carry.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Cached {
-    pack_id: i64,
-    index: u32,
-    kept_until_ms: i64,
-    hash: [u8; HASH_LEN],
-}
-
-impl Cached {
-    /// Whether a trace that needs its chunks kept until `keep_ms` may
-    /// reference this copy: the pack must be kept at least until
-    /// `keep_ms - PACK_REUSE_MS`, which is what the purge relies on.
-    fn usable_until(&self, keep_ms: i64) -> bool {
-        self.kept_until_ms >= keep_ms.saturating_sub(PACK_REUSE_MS)
-    }
-}
-
-/// Chunks this process stored recently, keyed by their exact text.
-///
-/// By text, not by hash: a lookup is a fast keyed hash and one comparison
-/// of the bytes, so a chunk seen before costs no SHA-256 and a reference is
-/// only ever made to a chunk with the very same text (no collision to
-/// reason about). The price is the text kept in memory, bounded by
-/// [`PACK_CACHE_BYTES`].
-pub(crate) struct PackCache {
-    by_text: HashMap<Box<str>, Cached, ahash::RandomState>,
-    bytes: usize,
-    budget: usize,
-}
-
-impl Default for PackCache {
-    fn default() -> Self {
-        PackCache {
-            by_text: HashMap::default(),
-            bytes: 0,
-            budget: PACK_CACHE_BYTES,
-        }
-    }
-}
-
-impl PackCache {
-    fn get(&self, text: &str) -> Option<&Cached> {
-        self.by_text.get(text)
-    }
-
-    /// Remembers committed chunks; starts over when the budget would be
-    /// exceeded.
-    fn remember<'a>(&mut self, stored: impl IntoIterator<Item = (&'a str, Cached)>) {
-        for (text, place) in stored {
-            if let Some(old) = self.by_text.get_mut(text) {
-                *old = place;
-                continue;
-            }
-            if text.len() > self.budget {
-                // Larger than the whole budget (or caching is off): not kept.
-                continue;
-            }
-            if self.bytes + text.len() > self.budget {
-                self.clear();
-            }
-            self.bytes += text.len();
-            self.by_text.insert(text.into(), place);
-        }
-    }
-
-    fn clear(&mut self) {
-        self.by_text.clear();
-        self.bytes = 0;
-    }
-}
-
-/// Chunks of one `insert_many` call, borrowed from its records.
-pub(crate) type BatchPlaces<'a> = HashMap<&'a str, Cached, ahash::RandomState>;
-
 #[derive(Clone)]
 enum Pool {
     Sqlite(SqlitePool),
@@ -155,14 +74,8 @@ pub struct Durability {
     pub synchronous: String,
 }
 
-// Column lists as macros so the SQL below can be `concat!`ed at compile time.
-macro_rules! record_columns {
-    () => {
-        "trace_id, created_at_ms, tenant, kind, question, chunks, prompt, schema_hash, \
-         raw_output, contract, warnings, provider, model, provider_request_id, options, \
-         timings, error, chunk_refs, stop_reason, input_tokens, output_tokens, answer_form"
-    };
-}
+// The summary's column list as a macro so the SQL below can be `concat!`ed
+// at compile time (the record's is shared with the inserts, in `batch`).
 macro_rules! summary_columns {
     () => {
         "trace_id, created_at_ms, tenant, kind, question, provider, model, answerable"
@@ -171,16 +84,6 @@ macro_rules! summary_columns {
 
 // `$n` placeholders work in both backends (sqlx maps them for SQLite).
 
-/// A taken ID inserts nothing (0 rows) instead of aborting the transaction
-/// the other records of a batch share.
-pub(crate) const INSERT_OR_SKIP: &str = concat!(
-    "INSERT INTO groundcite_traces (",
-    record_columns!(),
-    ", answerable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-     $16, $17, $18, $19, $20, $21, $22, $23) ON CONFLICT (trace_id) DO NOTHING"
-);
-pub(crate) const INSERT_PACK: &str = "INSERT INTO groundcite_chunk_packs (body, last_used_ms) VALUES ($1, $2) \
-     RETURNING pack_id";
 const GET_ANY: &str = concat!(
     "SELECT ",
     record_columns!(),
@@ -413,11 +316,10 @@ impl Store {
     /// and every trace's chunks are then written anew). Memory, not
     /// correctness: a chunk not found in the cache is stored again.
     pub fn set_chunk_cache_bytes(&self, bytes: usize) {
-        let mut packs = self.packs.lock().unwrap_or_else(PoisonError::into_inner);
-        packs.budget = bytes;
-        if packs.bytes > bytes {
-            packs.clear();
-        }
+        self.packs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set_budget(bytes);
     }
 
     /// `"sqlite"` or `"postgres"`.
@@ -469,14 +371,13 @@ impl Store {
 
     /// The committer, started on first use.
     fn committer(&self) -> &Committer {
-        self.slot
-            .committer
-            .get_or_init(|| Committer::start(self, self.slot.sqlite_file.as_deref()))
-    }
-
-    /// The reuse cache, for the writer thread.
-    pub(crate) fn packs(&self) -> Arc<Mutex<PackCache>> {
-        Arc::clone(&self.packs)
+        self.slot.committer.get_or_init(|| {
+            Committer::start(
+                Arc::clone(&self.packs),
+                self.slot.sqlite_file.as_deref(),
+                || self.without_committer(),
+            )
+        })
     }
 
     /// This store without its committer (for the batching task, which must
@@ -505,7 +406,7 @@ impl Store {
     /// chunks again and again, and they are most of a trace's bytes; a
     /// stream of chunks never seen before costs one appended row, as
     /// storing them in the trace row would.
-    pub async fn insert_many(&self, records: &[&TraceRecord]) -> Vec<Result<(), StoreError>> {
+    pub async fn insert_many(&self, records: &[&TraceRecord]) -> Results {
         let (mut results, mut encoded) = encode_all(records);
         if encoded.is_empty() {
             return results;
@@ -777,6 +678,15 @@ impl Store {
     }
 }
 
+impl InsertMany for Store {
+    fn insert_many<'a>(
+        &'a self,
+        records: &'a [&'a TraceRecord],
+    ) -> impl Future<Output = Results> + Send + 'a {
+        Store::insert_many(self, records)
+    }
+}
+
 impl fmt::Debug for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Store")
@@ -808,178 +718,6 @@ async fn open_sqlite_memory() -> Result<SqlitePool, sqlx::Error> {
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_with(options)
         .await
-}
-
-/// One result per record of a batch.
-pub(crate) type Results = Vec<Result<(), StoreError>>;
-/// A valid record's index in its batch, and its columns.
-pub(crate) type Encoded<'a> = (usize, Columns<'a>);
-
-/// Validates and encodes each record: the encoded ones with their index,
-/// and one result per record (`Ok` until the database says otherwise).
-pub(crate) fn encode_all<'a>(records: &[&'a TraceRecord]) -> (Results, Vec<Encoded<'a>>) {
-    let mut results = Vec::with_capacity(records.len());
-    let mut encoded = Vec::with_capacity(records.len());
-    for (i, r) in records.iter().enumerate() {
-        match Columns::encode(r) {
-            Ok(c) => {
-                encoded.push((i, c));
-                results.push(Ok(()));
-            }
-            Err(e) => results.push(Err(e)),
-        }
-    }
-    (results, encoded)
-}
-
-/// After the transaction: remembers the committed packs and turns the
-/// outcome into per-record results (0 rows: the ID was taken).
-pub(crate) fn settle(
-    packs: &Mutex<PackCache>,
-    plan: PackPlan<'_>,
-    outcome: Result<Vec<(usize, u64)>, String>,
-    records: &[&TraceRecord],
-    encoded: &[(usize, Columns<'_>)],
-    results: &mut [Result<(), StoreError>],
-) {
-    match outcome {
-        Ok(affected) => {
-            // Only committed packs are remembered.
-            packs
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remember(plan.stored);
-            for (i, n) in affected {
-                if n == 0 {
-                    results[i] = Err(StoreError::Duplicate {
-                        trace_id: records[i].trace_id.clone(),
-                    });
-                }
-            }
-        }
-        Err(message) => {
-            for (i, _) in encoded {
-                results[*i] = Err(StoreError::database(
-                    "insert",
-                    sqlx::Error::Protocol(message.clone()),
-                ));
-            }
-        }
-    }
-}
-
-/// Where the chunks of one batch of records go: referenced where this
-/// process stored them (the cache, or an earlier record of the batch), or
-/// into one new pack per record. Shared by both insert paths, which differ
-/// only in how they run the SQL.
-pub(crate) struct PackPlan<'a> {
-    /// Per record, per chunk: the cache's entry, looked up before the
-    /// transaction so the lock is not held across it (one hash per chunk:
-    /// a chunk seen before costs nothing more).
-    known: Vec<Vec<Option<Cached>>>,
-    /// Chunks stored by this batch, for the records after the one that
-    /// stored them.
-    stored: BatchPlaces<'a>,
-}
-
-/// One record's chunks: the places found, and the texts still to store.
-pub(crate) struct PlanStep<'a> {
-    places: Vec<Option<Cached>>,
-    fresh: BatchPlaces<'a>,
-    fresh_texts: Vec<&'a str>,
-}
-
-impl PlanStep<'_> {
-    /// The new pack's body (a JSON array), if the record needs one.
-    pub(crate) fn pack_body(&self) -> Option<String> {
-        (!self.fresh_texts.is_empty()).then(|| json_array(self.fresh_texts.iter().copied()))
-    }
-}
-
-impl<'a> PackPlan<'a> {
-    pub(crate) fn new(packs: &Mutex<PackCache>, encoded: &[(usize, Columns<'a>)]) -> Self {
-        let cache = packs.lock().unwrap_or_else(PoisonError::into_inner);
-        let known = encoded
-            .iter()
-            .map(|(_, c)| {
-                c.chunk_texts
-                    .iter()
-                    .map(|&t| cache.get(t).copied())
-                    .collect()
-            })
-            .collect();
-        PackPlan {
-            known,
-            stored: BatchPlaces::default(),
-        }
-    }
-
-    /// Plans record `k` of the batch.
-    pub(crate) fn step(&self, k: usize, columns: &Columns<'a>) -> PlanStep<'a> {
-        let keep_ms = columns.keep_ms;
-        let usable = |c: Option<&Cached>| c.filter(|c| c.usable_until(keep_ms)).copied();
-        let places: Vec<Option<Cached>> = self.known[k]
-            .iter()
-            .zip(&columns.chunk_texts)
-            .map(|(known, text)| usable(known.as_ref()).or_else(|| usable(self.stored.get(text))))
-            .collect();
-        let mut fresh = BatchPlaces::default();
-        let mut fresh_texts: Vec<&str> = Vec::new();
-        for (&text, place) in columns.chunk_texts.iter().zip(&places) {
-            if place.is_none() && !fresh.contains_key(text) {
-                let place = Cached {
-                    pack_id: 0, // set once the pack row exists
-                    index: u32::try_from(fresh_texts.len()).unwrap_or(u32::MAX),
-                    kept_until_ms: keep_ms,
-                    hash: chunk_hash(text),
-                };
-                fresh.insert(text, place);
-                fresh_texts.push(text);
-            }
-        }
-        PlanStep {
-            places,
-            fresh,
-            fresh_texts,
-        }
-    }
-
-    /// Completes record `step` once its pack (if any) is `pack_id`: fills
-    /// the record's `chunk_refs`.
-    pub(crate) fn finish(
-        &mut self,
-        step: PlanStep<'a>,
-        pack_id: Option<i64>,
-        columns: &mut Columns<'a>,
-    ) -> Result<(), &'static str> {
-        let PlanStep {
-            mut places,
-            mut fresh,
-            ..
-        } = step;
-        if let Some(pack_id) = pack_id {
-            for place in fresh.values_mut() {
-                place.pack_id = pack_id;
-            }
-            for (&text, place) in columns.chunk_texts.iter().zip(&mut places) {
-                if place.is_none() {
-                    *place = fresh.get(text).copied();
-                }
-            }
-            self.stored.extend(fresh);
-        }
-        columns.chunk_refs.clear();
-        for place in places {
-            let place = place.ok_or("a chunk was neither reused nor stored")?;
-            ChunkRef {
-                pack_id: place.pack_id,
-                index: place.index,
-                hash: place.hash,
-            }
-            .encode_into(&mut columns.chunk_refs);
-        }
-        Ok(())
-    }
 }
 
 async fn open_sqlite_file(path: &std::path::Path) -> Result<SqlitePool, String> {
@@ -1060,6 +798,8 @@ async fn open_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::Cached;
+    use crate::chunks::HASH_LEN;
 
     /// The server awaits these futures on a multi-threaded runtime, and
     /// sqlx's higher-ranked executor bounds make `Send` easy to lose.
@@ -1073,46 +813,6 @@ mod tests {
         send(store.purge_older_than(Timestamp::UNIX_EPOCH));
         send(store.durability());
         send(store.close());
-    }
-
-    #[test]
-    fn pack_cache_keeps_to_its_byte_budget() {
-        let place = |pack_id| Cached {
-            pack_id,
-            index: 0,
-            kept_until_ms: 0,
-            hash: [0; HASH_LEN],
-        };
-        let mut cache = PackCache {
-            budget: 10,
-            ..PackCache::default()
-        };
-        cache.remember([("abcd", place(1)), ("efgh", place(2))]);
-        assert_eq!(cache.bytes, 8);
-        // A text already held is updated, not counted again.
-        cache.remember([("abcd", place(3))]);
-        assert_eq!(
-            (cache.bytes, cache.get("abcd").map(|c| c.pack_id)),
-            (8, Some(3))
-        );
-        // Over budget: start over with the newcomer.
-        cache.remember([("ijkl", place(4))]);
-        assert_eq!(cache.bytes, 4);
-        assert!(cache.get("abcd").is_none() && cache.get("efgh").is_none());
-        assert_eq!(cache.get("ijkl").map(|c| c.pack_id), Some(4));
-        // Exact text only.
-        assert!(cache.get("ijk").is_none() && cache.get("ijkl ").is_none());
-        // A text over the whole budget is not kept, and keeps the others.
-        cache.remember([("0123456789a", place(5))]);
-        assert_eq!(cache.bytes, 4);
-        assert!(cache.get("0123456789a").is_none());
-        // Budget 0: caching is off.
-        let mut off = PackCache {
-            budget: 0,
-            ..PackCache::default()
-        };
-        off.remember([("a", place(6))]);
-        assert_eq!((off.bytes, off.get("a").map(|c| c.pack_id)), (0, None));
     }
 
     #[tokio::test]
@@ -1134,6 +834,32 @@ mod tests {
         let packs = store.packs.lock().expect("lock");
         assert_eq!((packs.budget, packs.bytes), (3, 0));
         assert!(packs.get("abcd").is_none());
+    }
+
+    #[tokio::test]
+    async fn the_writer_connection_syncs_every_commit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.db");
+        let store = Store::open(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("open");
+        let conn = crate::writer::open_writer(&path).expect("writer connection");
+        let pragma = |name: &str| -> String {
+            conn.query_row(&format!("PRAGMA {name}"), [], |row| {
+                row.get::<_, rusqlite::types::Value>(0)
+            })
+            .map(|v| match v {
+                rusqlite::types::Value::Integer(n) => n.to_string(),
+                rusqlite::types::Value::Text(t) => t,
+                other => format!("{other:?}"),
+            })
+            .unwrap_or_default()
+        };
+        assert_eq!(pragma("journal_mode"), "wal");
+        assert_eq!(pragma("synchronous"), "2"); // FULL
+        assert_eq!(pragma("busy_timeout"), "5000");
+        assert_eq!(pragma("foreign_keys"), "1");
+        store.close().await;
     }
 
     #[test]

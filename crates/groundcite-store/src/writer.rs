@@ -1,4 +1,4 @@
-//! [`Store::commit`]'s group commit: concurrent commits share one
+//! [`Store::commit`](crate::Store::commit)'s group commit: concurrent commits share one
 //! transaction and one disk sync.
 //!
 //! A SQLite file gets a dedicated writer thread with its own connection,
@@ -10,22 +10,34 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::batch::{INSERT_OR_SKIP, INSERT_PACK, PackCache, PackPlan, Results, encode_all, settle};
 use crate::error::StoreError;
 use crate::record::{Columns, TraceRecord};
-use crate::store::{
-    INSERT_OR_SKIP, INSERT_PACK, PackCache, PackPlan, SQLITE_BUSY_TIMEOUT, Store, encode_all,
-    settle,
-};
 
+/// How long a SQLite connection (the pool's, and the writer thread's)
+/// waits for another writer's lock before failing with "database is locked".
+pub(crate) const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most traces per transaction.
 const MAX_BATCH: usize = 64;
 
 type Pending = (TraceRecord, oneshot::Sender<Result<(), StoreError>>);
 
-/// Where [`Store::commit`] sends records; made on first use, in the
+/// The insert the batching task runs over the pool: [`Store::insert_many`](crate::Store::insert_many)
+/// of a store without a committer. A trait so that this module, which the
+/// store uses, does not depend on the store in turn.
+pub(crate) trait InsertMany: Send + Sync + 'static {
+    /// Inserts `records` in one transaction; one result per record.
+    fn insert_many<'a>(
+        &'a self,
+        records: &'a [&'a TraceRecord],
+    ) -> impl Future<Output = Results> + Send + 'a;
+}
+
+/// Where [`Store::commit`](crate::Store::commit) sends records; made on first use, in the
 /// caller's runtime.
 pub(crate) enum Committer {
     /// The writer thread of a SQLite file, and the connection it shares
@@ -36,16 +48,23 @@ pub(crate) enum Committer {
 }
 
 impl Committer {
-    /// Starts the committer for `store`. The thread or task ends when the
-    /// last clone of the store is dropped (it holds no clone itself).
-    pub(crate) fn start(store: &Store, sqlite_file: Option<&Path>) -> Committer {
+    /// Starts the committer of a store with the reuse cache `packs`: a
+    /// thread writing `sqlite_file`, else a task inserting through the
+    /// store `pool` makes. The thread or task ends when the last clone of
+    /// the store is dropped (it holds no clone itself, and `pool` must not
+    /// hold the committer).
+    pub(crate) fn start<P: InsertMany>(
+        packs: Arc<Mutex<PackCache>>,
+        sqlite_file: Option<&Path>,
+        pool: impl FnOnce() -> P,
+    ) -> Committer {
         // Failing to open the file a second time is unexpected (the pool
         // has it open); commits then still work, through the pool.
         if let Some(conn) = sqlite_file.and_then(|path| open_writer(path).ok()) {
             let (queue, rx) = std::sync::mpsc::channel();
             let writer = Arc::new(Writer {
                 conn: Mutex::new(conn),
-                packs: store.packs(),
+                packs,
             });
             let thread_writer = Arc::clone(&writer);
             let spawned = std::thread::Builder::new()
@@ -56,7 +75,7 @@ impl Committer {
             }
         }
         let (queue, mut rx) = mpsc::channel::<Pending>(4 * MAX_BATCH);
-        let pool_store = store.without_committer();
+        let pool_store = pool();
         tokio::spawn(async move {
             let mut batch: Vec<Pending> = Vec::with_capacity(MAX_BATCH);
             while let Some(first) = rx.recv().await {
@@ -157,20 +176,20 @@ fn fill(batch: &mut Vec<Pending>, mut next: impl FnMut() -> Option<Pending>) {
 }
 
 /// Answers each caller of `batch` (which is left empty) with its result.
-fn answer(batch: &mut Vec<Pending>, results: Vec<Result<(), StoreError>>) {
+fn answer(batch: &mut Vec<Pending>, results: Results) {
     for ((_, done), result) in batch.drain(..).zip(results) {
         // A caller that went away (client disconnected) needs no answer.
         let _ = done.send(result);
     }
 }
 
-/// [`Store::insert_many`] on the writer thread's connection: the same
+/// [`Store::insert_many`](crate::Store::insert_many) on the writer thread's connection: the same
 /// plan, the same SQL, one transaction.
 pub(crate) fn insert_sync(
     conn: &mut rusqlite::Connection,
     packs: &Mutex<PackCache>,
     records: &[&TraceRecord],
-) -> Vec<Result<(), StoreError>> {
+) -> Results {
     let (mut results, mut encoded) = encode_all(records);
     if encoded.is_empty() {
         return results;
@@ -242,7 +261,7 @@ fn run_batch<'a>(
     Ok(affected)
 }
 
-/// What a [`Store`] keeps for its committer: started on first use.
+/// What a [`Store`](crate::Store) keeps for its committer: started on first use.
 #[derive(Default)]
 pub(crate) struct CommitterSlot {
     pub sqlite_file: Option<PathBuf>,
@@ -250,34 +269,3 @@ pub(crate) struct CommitterSlot {
 }
 
 pub(crate) type SharedSlot = Arc<CommitterSlot>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn the_writer_connection_syncs_every_commit() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("t.db");
-        let store = Store::open(&format!("sqlite://{}", path.display()))
-            .await
-            .expect("open");
-        let conn = open_writer(&path).expect("writer connection");
-        let pragma = |name: &str| -> String {
-            conn.query_row(&format!("PRAGMA {name}"), [], |row| {
-                row.get::<_, rusqlite::types::Value>(0)
-            })
-            .map(|v| match v {
-                rusqlite::types::Value::Integer(n) => n.to_string(),
-                rusqlite::types::Value::Text(t) => t,
-                other => format!("{other:?}"),
-            })
-            .unwrap_or_default()
-        };
-        assert_eq!(pragma("journal_mode"), "wal");
-        assert_eq!(pragma("synchronous"), "2"); // FULL
-        assert_eq!(pragma("busy_timeout"), "5000");
-        assert_eq!(pragma("foreign_keys"), "1");
-        store.close().await;
-    }
-}

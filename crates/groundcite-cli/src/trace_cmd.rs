@@ -116,7 +116,10 @@ async fn fetch(url: &str, id: &str) -> anyhow::Result<TraceRecord> {
     record?.ok_or_else(|| {
         BadInput::new(
             "trace",
-            format!("no trace {id:?} in {}", groundcite_store::redact_url(url)),
+            format!(
+                "no trace {id:?} in {}",
+                groundcite_store::redact_store_url(url)
+            ),
         )
         .into()
     })

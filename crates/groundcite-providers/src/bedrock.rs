@@ -167,7 +167,7 @@ impl fmt::Debug for Bedrock {
                     .config
                     .endpoint_url
                     .as_ref()
-                    .map(crate::secret::redact_url),
+                    .map(crate::secret::redact_endpoint_url),
             )
             .field("strict_tool", &self.config.strict_tool)
             .finish_non_exhaustive()

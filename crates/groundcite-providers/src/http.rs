@@ -339,7 +339,7 @@ fn describe(e: &reqwest::Error) -> String {
         source = s.source();
     }
     if let Some(url) = e.url() {
-        out = out.replace(url.as_str(), &crate::secret::redact_url(url));
+        out = out.replace(url.as_str(), &crate::secret::redact_endpoint_url(url));
     }
     out
 }

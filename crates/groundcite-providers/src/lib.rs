@@ -83,7 +83,7 @@ pub use openai::{
     TokenLimitField, UnknownServer, parse_base_url,
 };
 pub use pipeline::{AnswerError, AnswerSettings, Answered, Backend, answer};
-pub use secret::{SecretString, redact_url};
+pub use secret::{SecretString, redact_endpoint_url};
 pub use types::{
     CustomSchemaError, DEFAULT_MAX_TOKENS, FinishReason, Generation, GenerationRequest,
     NATIVE_SYSTEM_PROMPT, NativeSources, Output, ResponseSchema, ShapeError, StopReason, Timings,

@@ -214,7 +214,7 @@ pub fn parse_base_url(provider: &'static str, raw: &str) -> Result<Url, Provider
             provider,
             format!(
                 "the base URL {} is not http(s)",
-                crate::secret::redact_url(&url)
+                crate::secret::redact_endpoint_url(&url)
             ),
         ));
     }
@@ -313,7 +313,7 @@ impl ChatCompletions {
 
     /// The endpoint, for display (credentials and query values redacted).
     pub fn endpoint(&self) -> String {
-        crate::secret::redact_url(&self.url)
+        crate::secret::redact_endpoint_url(&self.url)
     }
 
     /// The request body this client sends for `request`.

@@ -38,9 +38,12 @@ impl fmt::Display for SecretString {
     }
 }
 
-/// `url` for display: user name, password and query values removed (an
-/// Azure SAS token or `?key=` would otherwise leak into messages).
-pub fn redact_url(url: &url::Url) -> String {
+/// The API endpoint `url` for display: user name, password and query
+/// values removed (an Azure SAS token or `?key=` would otherwise leak into
+/// messages); only `api-version` and `resource` are kept. Stricter than the
+/// store's `redact_store_url`, which keeps a database URL's user name and
+/// connection options and hides only passwords.
+pub fn redact_endpoint_url(url: &url::Url) -> String {
     let mut shown = url.clone();
     // Setting these cannot fail for the http(s) URLs providers use; for
     // other schemes the URL is shown without its credentials anyway below.
@@ -90,7 +93,7 @@ mod tests {
     #[test]
     fn urls_without_credentials() {
         let u = url::Url::parse("https://user:pw@h.example/p?api-version=1&sig=abc").unwrap();
-        let shown = redact_url(&u);
+        let shown = redact_endpoint_url(&u);
         assert_eq!(shown, "https://h.example/p?api-version=1&sig=***");
     }
 

@@ -3,7 +3,7 @@
 /// Everything that can go wrong opening or using a [`Store`](crate::Store).
 ///
 /// No message ever contains a database password: URLs are shown through
-/// [`redact_url`](crate::redact_url), and errors raised while connecting have
+/// [`redact_store_url`](crate::redact_store_url), and errors raised while connecting have
 /// the password scrubbed from the driver's text.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

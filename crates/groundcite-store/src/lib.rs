@@ -19,7 +19,7 @@
 //! - [`TraceChunks`]: a trace's chunks, each kept as its JSON text;
 //!   [`JsonText`]: its contract, kept as the text sent to the client.
 //! - [`StoreError`]: every failure, never carrying a database password
-//!   ([`redact_url`] is how URLs are shown).
+//!   ([`redact_store_url`] is how URLs are shown).
 //!
 //! # Guarantees
 //!
@@ -112,4 +112,4 @@ pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, schema_hash, valid
 pub use reverify::{Reverified, ReverifyError, reverify};
 pub use store::{Durability, Store};
 pub use text::JsonText;
-pub use url::redact_url;
+pub use url::redact_store_url;

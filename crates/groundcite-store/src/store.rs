@@ -19,7 +19,7 @@ use crate::chunks::{ChunkRef, TraceChunks};
 use crate::error::StoreError;
 use crate::migrate;
 use crate::record::{StoredRow, SummaryRow, TraceRecord, TraceSummary, validate_trace_id};
-use crate::url::{Location, parse_location, redact_url, url_password};
+use crate::url::{Location, parse_location, redact_store_url, url_password};
 use crate::writer::{Committer, CommitterSlot, InsertMany, SQLITE_BUSY_TIMEOUT, SharedSlot};
 
 /// Connections to a SQLite file: readers run in parallel under WAL; writers
@@ -257,7 +257,7 @@ impl Store {
     /// open the same database at once; a database migrated by a newer
     /// groundcite is refused ([`StoreError::SchemaTooNew`]).
     pub async fn open(url: &str) -> Result<Store, StoreError> {
-        let shown = redact_url(url);
+        let shown = redact_store_url(url);
         let store = match parse_location(url)? {
             Location::SqliteMemory => {
                 let pool = open_sqlite_memory()

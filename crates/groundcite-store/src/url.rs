@@ -24,7 +24,7 @@ pub(crate) enum Location {
 /// literally: no percent-decoding, no `?option` parameters.
 pub(crate) fn parse_location(url: &str) -> Result<Location, StoreError> {
     let invalid = |reason: &str| StoreError::InvalidUrl {
-        url: redact_url(url),
+        url: redact_store_url(url),
         reason: reason.to_owned(),
     };
     if url.trim().is_empty() {
@@ -91,22 +91,27 @@ pub(crate) fn url_password(url: &str) -> Option<&str> {
         .filter(|password| !password.is_empty())
 }
 
-/// `url` with every password replaced by `****`: the userinfo password
-/// (`postgres://user:****@host/db`) and any `password=` (or
-/// `sslpassword=`…) query parameter. Strings that are not URLs (file paths)
-/// come back unchanged.
+/// The store URL `url` with every password replaced by `****`: the
+/// userinfo password (`postgres://user:****@host/db`) and any `password=`
+/// (or `sslpassword=`…) query parameter. Strings that are not URLs (file
+/// paths) come back unchanged.
 ///
-/// Use it wherever a store URL is formatted: errors, logs, `Debug`.
+/// Use it wherever a store URL is formatted: errors, logs, `Debug`. Unlike
+/// the provider adapters' `redact_endpoint_url` (which drops the user name
+/// and every query value of an API endpoint, where any parameter may be a
+/// key), it keeps the user name and the connection options (`sslmode=`…),
+/// which an operator needs to see, and it works on the text as written, so
+/// a password no URL parser accepts is still hidden.
 ///
 /// ```
-/// use groundcite_store::redact_url;
+/// use groundcite_store::redact_store_url;
 /// assert_eq!(
-///     redact_url("postgres://app:s3cret@db.internal:5432/traces"),
+///     redact_store_url("postgres://app:s3cret@db.internal:5432/traces"),
 ///     "postgres://app:****@db.internal:5432/traces",
 /// );
-/// assert_eq!(redact_url("/var/lib/groundcite/traces.db"), "/var/lib/groundcite/traces.db");
+/// assert_eq!(redact_store_url("/var/lib/groundcite/traces.db"), "/var/lib/groundcite/traces.db");
 /// ```
-pub fn redact_url(url: &str) -> String {
+pub fn redact_store_url(url: &str) -> String {
     let mut out = String::with_capacity(url.len());
     let query_from = match password_range(url) {
         Some(range) => {
@@ -147,7 +152,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn redact_url_hides_every_password() {
+    fn redact_store_url_hides_every_password() {
         let cases = [
             ("postgres://u:pw@h/db", "postgres://u:****@h/db"),
             ("postgresql://u:pw@h:5432", "postgresql://u:****@h:5432"),
@@ -173,9 +178,9 @@ mod tests {
             ("", ""),
         ];
         for (url, want) in cases {
-            assert_eq!(redact_url(url), want, "{url}");
+            assert_eq!(redact_store_url(url), want, "{url}");
             if let Some(password) = url_password(url) {
-                assert!(!redact_url(url).contains(password), "{url}");
+                assert!(!redact_store_url(url).contains(password), "{url}");
             }
         }
     }

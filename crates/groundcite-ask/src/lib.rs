@@ -34,9 +34,9 @@ use groundcite_core::{
 use groundcite_index::{Embed, Index, IndexError};
 use groundcite_providers::pipeline::{self, AnswerError, AnswerSettings, Answered, Backend};
 use groundcite_providers::{GenerationRequest, ProviderError, StopReason};
-use groundcite_store::{TraceChunks, TraceRecord};
+use groundcite_store::{Timings, TraceBuilder, TraceOptions, TraceRecord};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 #[cfg(feature = "embed")]
 mod embedder;
@@ -1016,17 +1016,23 @@ pub async fn answer(
 }
 
 /// The trace's record of the gate: its settings, what it read and its
-/// verdict.
-pub fn gate_options(retrieval: &Retrieval, settings: &AskSettings) -> Value {
-    json!({
-        "match": settings.profile,
-        "claims": settings.policy,
-        "top_k": settings.top_k,
-        "candidates": settings.candidates,
-        "gate": retrieval.gate,
-        "signals": retrieval.signals,
-        "gate_verdict": retrieval.verdict,
-    })
+/// verdict, with the match profile and claim policy.
+pub fn gate_options(retrieval: &Retrieval, settings: &AskSettings) -> TraceOptions {
+    TraceOptions {
+        profile: Some(settings.profile),
+        policy: Some(settings.policy),
+        top_k: Some(settings.top_k),
+        candidates: Some(settings.candidates),
+        gate: Some(to_value(&retrieval.gate)),
+        signals: Some(to_value(&retrieval.signals)),
+        gate_verdict: Some(to_value(&retrieval.verdict)),
+        ..TraceOptions::default()
+    }
+}
+
+/// Plain data with string keys as JSON (serializing it cannot fail).
+fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 impl Asked {
@@ -1034,56 +1040,55 @@ impl Asked {
     /// schema hash, raw output, stop reason and token counts, contract,
     /// warnings, provider, model, request id, options (the gate's inputs
     /// and verdict, so the answer can be re-verified and explained) and
-    /// timings. `extra_options` are merged into `options`.
+    /// timings (`retrieve_ms`, `generate_ms`; the caller adds `total_ms`).
+    /// `extra_options` are merged into `options` (theirs win).
     pub fn trace_record(
         &self,
         trace_id: &str,
         kind: &str,
         question: &str,
         settings: &AskSettings,
-        extra_options: Value,
+        extra_options: TraceOptions,
     ) -> TraceRecord {
-        let mut record = TraceRecord::new(trace_id, kind);
-        record.question = Some(question.to_string());
-        record.chunks = TraceChunks::from_chunks(self.retrieval.chunks.chunks());
+        let mut b = TraceBuilder::new(trace_id, kind)
+            .question(Some(question.to_string()))
+            .chunks(self.retrieval.chunks.chunks());
         if let Some(request) = &self.request {
-            record.prompt = Some(json!({"system": request.system, "user": request.user}));
-            record.schema_hash = request
-                .schema
-                .as_ref()
-                .map(|s| groundcite_store::schema_hash(&s.schema.to_string()));
-            record.answer_form = Some(request.form.as_str().to_string());
+            b = b
+                .prompt(
+                    &request.system,
+                    &request.user,
+                    request.schema.as_ref().map(|s| &s.schema),
+                )
+                .answer_form(Some(request.form.as_str().to_string()));
         }
-        record.provider = Some(self.provider.clone());
-        let mut timings = json!({
-            "retrieve_ms": ms(self.retrieval.time),
-            "generate_ms": ms(self.generate_time),
-        });
+        b = b.provider(self.provider.clone());
+        let mut timings = Timings {
+            retrieve_ms: Some(Timings::millis(self.retrieval.time)),
+            generate_ms: Some(Timings::millis(self.generate_time)),
+            ..Timings::default()
+        };
         let mut options = gate_options(&self.retrieval, settings);
         if let Some(a) = &self.answered {
-            record_outcome(&mut record, a);
-            if let (Some(o), Some(p)) = (options.as_object_mut(), a.p_answerable) {
-                o.insert("p_answerable".into(), json!(p));
-            }
-            if let (Some(t), Some(u)) = (timings.as_object_mut(), &a.usage) {
-                t.insert("input_tokens".into(), json!(u.input_tokens));
-                t.insert("output_tokens".into(), json!(u.output_tokens));
+            b = record_outcome(b, a);
+            options.p_answerable = a.p_answerable;
+            if let Some(u) = &a.usage {
+                timings.input_tokens = u.input_tokens;
+                timings.output_tokens = u.output_tokens;
             }
         }
-        record.timings = timings;
-        if let (Some(o), Value::Object(extra)) = (options.as_object_mut(), extra_options) {
-            o.extend(extra);
-        }
-        record.options = options;
-        record.warnings = self
-            .contract
-            .warnings
-            .iter()
-            .filter_map(|w| serde_json::to_value(w.code).ok())
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect();
-        record.contract = groundcite_store::JsonText::serialize(&self.contract).ok();
-        record
+        options.merge(extra_options);
+        b.options(options)
+            .timings(timings)
+            .warnings(
+                self.contract
+                    .warnings
+                    .iter()
+                    .map(|w| w.code.as_str().to_string())
+                    .collect(),
+            )
+            .contract(groundcite_store::JsonText::serialize(&self.contract).ok())
+            .build()
     }
 }
 
@@ -1102,7 +1107,8 @@ pub struct Failure<'a> {
 impl Retrieval {
     /// The trace of a generation that failed outright: the question, the
     /// chunks, what arrived before the failure, the stop reason, the token
-    /// counts and the error.
+    /// counts, the error, the gate's options (with `extra_options` merged,
+    /// theirs win) and `retrieve_ms` (the caller adds `total_ms`).
     pub fn failed_trace_record(
         &self,
         trace_id: &str,
@@ -1110,14 +1116,21 @@ impl Retrieval {
         question: &str,
         settings: &AskSettings,
         failure: Failure<'_>,
+        extra_options: TraceOptions,
     ) -> TraceRecord {
-        let mut record = TraceRecord::new(trace_id, kind);
-        record.question = Some(question.to_string());
-        record.chunks = TraceChunks::from_chunks(self.chunks.chunks());
-        record.provider = Some(failure.provider.to_string());
-        record_failure(&mut record, failure.error, failure.raw_output);
-        record.options = gate_options(self, settings);
-        record
+        let mut options = gate_options(self, settings);
+        options.merge(extra_options);
+        let b = TraceBuilder::new(trace_id, kind)
+            .question(Some(question.to_string()))
+            .chunks(self.chunks.chunks())
+            .provider(failure.provider);
+        record_failure(b, failure.error, failure.raw_output)
+            .options(options)
+            .timings(Timings {
+                retrieve_ms: Some(Timings::millis(self.time)),
+                ..Timings::default()
+            })
+            .build()
     }
 }
 
@@ -1125,30 +1138,31 @@ impl Retrieval {
 /// request ID, error, and as typed fields the stop reason, the token counts
 /// and how the raw output is read back (`answer_form`). The one place the
 /// ask pipeline and the service's `/v1/answer` do it.
-pub fn record_outcome(record: &mut TraceRecord, a: &Answered) {
-    record.raw_output.clone_from(&a.raw_output);
-    record.model.clone_from(&a.model);
-    record.provider_request_id.clone_from(&a.request_id);
-    record.error = a.error.as_ref().map(ProviderError::summary);
-    record.stop_reason = Some(a.stop_reason.as_str().to_string());
-    record.answer_form = Some(a.output_form().to_string());
-    if let Some(u) = &a.usage {
-        record.input_tokens = u.input_tokens;
-        record.output_tokens = u.output_tokens;
-    }
+pub fn record_outcome(b: TraceBuilder, a: &Answered) -> TraceBuilder {
+    let usage = a.usage.unwrap_or_default();
+    b.raw_output(a.raw_output.clone())
+        .model(a.model.clone())
+        .provider_request_id(a.request_id.clone())
+        .error(a.error.as_ref().map(ProviderError::summary))
+        .stop_reason(Some(a.stop_reason.as_str().to_string()))
+        .answer_form(Some(a.output_form().to_string()))
+        .tokens(usage.input_tokens, usage.output_tokens)
 }
 
 /// Writes a generation that failed outright into its trace: what arrived
 /// before the failure (`raw_output`, else the error's partial output), the
 /// stop reason, the token counts and the error.
-pub fn record_failure(record: &mut TraceRecord, error: &ProviderError, raw_output: Option<String>) {
-    record.raw_output = raw_output.or_else(|| error.partial_output().map(str::to_string));
-    record.model = error.model().map(str::to_string);
-    record.provider_request_id = error.request_id().map(str::to_string);
-    record.error = Some(error.summary());
-    record.stop_reason = Some(StopReason::of_error(error).as_str().to_string());
-    record.input_tokens = error.usage().input_tokens;
-    record.output_tokens = error.usage().output_tokens;
+pub fn record_failure(
+    b: TraceBuilder,
+    error: &ProviderError,
+    raw_output: Option<String>,
+) -> TraceBuilder {
+    b.raw_output(raw_output.or_else(|| error.partial_output().map(str::to_string)))
+        .model(error.model().map(str::to_string))
+        .provider_request_id(error.request_id().map(str::to_string))
+        .error(Some(error.summary()))
+        .stop_reason(Some(StopReason::of_error(error).as_str().to_string()))
+        .tokens(error.usage().input_tokens, error.usage().output_tokens)
 }
 
 /// 64-bit FNV-1a: stable names and hashes, not a security boundary.
@@ -1156,10 +1170,6 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A shared embedding model, as the CLI and the service hold it.

@@ -17,7 +17,6 @@ use groundcite_core::{ClaimPolicy, MatchProfile, Provenance, render_text, valida
 use groundcite_index::{Index, IndexConfig};
 use groundcite_providers::pipeline::AnswerError;
 use groundcite_store::{Store, TraceRecord};
-use serde_json::json;
 
 use crate::answer_cmd::{self, ProviderArgs};
 use crate::config::{self, FileConfig};
@@ -140,7 +139,11 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(|| file.local.quotes.clone())
         .unwrap_or_else(|| "verbatim".into());
-    let extra = json!({"quotes": quotes, "docs": docs.display().to_string()});
+    let extra = groundcite_store::TraceOptions {
+        quotes: Some(quotes),
+        docs: Some(docs.display().to_string()),
+        ..Default::default()
+    };
     let kept = retrieval.clone();
     let asked = runtime.block_on(groundcite_ask::answer(
         retrieval,
@@ -167,13 +170,9 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
                     error: &error,
                     raw_output,
                 },
+                extra.clone(),
             );
-            if let (Some(o), serde_json::Value::Object(extra)) =
-                (record.options.as_object_mut(), extra.clone())
-            {
-                o.extend(extra);
-            }
-            record.timings = json!({"total_ms": ms(started.elapsed())});
+            record.timings.total_ms = Some(groundcite_store::Timings::millis(started.elapsed()));
             if !args.no_trace {
                 let url = database_url(args.database.as_deref(), &file)?;
                 store_trace(&url, &record)?;
@@ -197,9 +196,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let mut record = asked.trace_record(&trace_id, "ask", &args.question, &settings, extra);
-    if let Some(t) = record.timings.as_object_mut() {
-        t.insert("total_ms".into(), json!(ms(started.elapsed())));
-    }
+    record.timings.total_ms = Some(groundcite_store::Timings::millis(started.elapsed()));
     let contract = asked.contract;
 
     // The trace is committed before anything is printed.
@@ -299,8 +296,4 @@ fn store_trace(url: &str, record: &TraceRecord) -> anyhow::Result<()> {
         Ok::<_, groundcite_store::StoreError>(())
     })?;
     Ok(())
-}
-
-fn ms(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

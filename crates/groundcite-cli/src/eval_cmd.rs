@@ -357,7 +357,7 @@ fn run_case(
     let chunks = retrieval.chunks.clone();
     let retrieved: Vec<String> = chunks.chunks().iter().map(|c| c.chunk_id.clone()).collect();
     let gate_passed = retrieval.gate_passed();
-    let mut gate = groundcite_ask::gate_options(&retrieval, settings);
+    let mut gate = groundcite_ask::gate_options(&retrieval, settings).to_value();
     // The ranked candidates with their scores, for the report and tuning.
     if let Some(o) = gate.as_object_mut() {
         o.insert("candidates".into(), json!(retrieval.candidates));

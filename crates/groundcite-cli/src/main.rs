@@ -133,19 +133,8 @@ fn report(err: anyhow::Error) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// A fresh trace ID (UUIDv7: sortable by time).
-pub(crate) fn new_trace_id() -> String {
-    uuid::Uuid::now_v7().to_string()
-}
-
-/// The current time, RFC 3339 UTC with millisecond precision.
-pub(crate) fn now_rfc3339() -> String {
-    let now = jiff::Timestamp::now();
-    // Rounding to milliseconds cannot fail for a current timestamp; fall back to full precision.
-    now.round(jiff::Unit::Millisecond)
-        .unwrap_or(now)
-        .to_string()
-}
+// One rule for fresh trace IDs and `created_at`, shared with the service.
+pub(crate) use groundcite_store::{new_trace_id, now_rfc3339};
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,6 @@ use anyhow::Context;
 use groundcite_core::{ClaimPolicy, MatchProfile};
 use groundcite_index::{Index, IndexConfig};
 use groundcite_server::{ApiKeys, AppState, Corpus, Limits, ServerConfig, Store, key_digest};
-use serde_json::json;
 
 use crate::answer_cmd::{self, ProviderArgs, ProviderName};
 use crate::config::{self, FileConfig};
@@ -311,7 +310,11 @@ fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Cor
         index: std::sync::Arc::new(index),
         embed,
         settings,
-        trace_options: json!({"quotes": quotes, "docs": docs.display().to_string()}),
+        trace_options: groundcite_store::TraceOptions {
+            quotes: Some(quotes),
+            docs: Some(docs.display().to_string()),
+            ..Default::default()
+        },
     }))
 }
 

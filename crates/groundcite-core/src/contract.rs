@@ -363,21 +363,47 @@ pub fn safe_source_url(url: &str) -> Result<(), &'static str> {
 /// Longest trace ID accepted from a caller.
 pub const MAX_TRACE_ID_LEN: usize = 128;
 
+/// Why a trace ID was refused by [`validate_trace_id`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceIdError {
+    /// Empty, or longer than [`MAX_TRACE_ID_LEN`].
+    #[error("trace ID must be 1 to {MAX_TRACE_ID_LEN} characters long")]
+    Length,
+    /// A character outside ASCII letters, digits and `. _ : -`.
+    #[error(
+        "trace ID {id:?} contains {found:?}; only ASCII letters, digits and . _ : - are allowed"
+    )]
+    Character {
+        /// The refused ID.
+        id: String,
+        /// Its first character that is not allowed.
+        found: char,
+    },
+}
+
+/// Callers that report errors as sentences (`BadInput`, `ApiError`) take
+/// the message as it always was.
+impl From<TraceIdError> for String {
+    fn from(e: TraceIdError) -> String {
+        e.to_string()
+    }
+}
+
 /// Checks a caller-supplied trace ID: 1–128 characters of ASCII letters,
-/// digits and `. _ : -`, so it is safe in logs, URLs and file names.
-pub fn validate_trace_id(id: &str) -> Result<(), String> {
+/// digits and `. _ : -`, so it is safe in logs, URLs and file names. The
+/// one rule: the trace store checks with it too.
+pub fn validate_trace_id(id: &str) -> Result<(), TraceIdError> {
     if id.is_empty() || id.len() > MAX_TRACE_ID_LEN {
-        return Err(format!(
-            "trace ID must be 1 to {MAX_TRACE_ID_LEN} characters long"
-        ));
+        return Err(TraceIdError::Length);
     }
     if let Some(c) = id
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-')))
     {
-        return Err(format!(
-            "trace ID {id:?} contains {c:?}; only ASCII letters, digits and . _ : - are allowed"
-        ));
+        return Err(TraceIdError::Character {
+            id: id.to_string(),
+            found: c,
+        });
     }
     Ok(())
 }

@@ -76,7 +76,7 @@ pub struct Corpus {
     pub settings: AskSettings,
     /// Merged into each ask trace's `options` (e.g. the docs folder and the
     /// quote mode), so a trace says what it was asked against.
-    pub trace_options: serde_json::Value,
+    pub trace_options: groundcite_store::TraceOptions,
 }
 
 impl std::fmt::Debug for Corpus {

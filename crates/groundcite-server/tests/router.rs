@@ -1032,7 +1032,10 @@ fn corpus(dir: &std::path::Path) -> Corpus {
         embed: None,
         // A hosted provider's gate: refuse only when retrieval found nothing.
         settings: groundcite_ask::AskSettings::with_gate(groundcite_ask::GateMode::Retrieval),
-        trace_options: json!({"docs": "test-docs"}),
+        trace_options: groundcite_store::TraceOptions {
+            docs: Some("test-docs".into()),
+            ..Default::default()
+        },
     }
 }
 

@@ -95,8 +95,10 @@
 //! ```
 
 mod batch;
+mod builder;
 mod chunks;
 mod error;
+mod ids;
 mod json;
 mod migrate;
 mod record;
@@ -106,9 +108,12 @@ mod text;
 mod url;
 mod writer;
 
+pub use builder::{Timings, TraceBuilder, TraceOptions};
 pub use chunks::TraceChunks;
 pub use error::StoreError;
-pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, schema_hash, validate_trace_id};
+pub use groundcite_core::{TraceIdError, validate_trace_id};
+pub use ids::{new_trace_id, now_rfc3339};
+pub use record::{MAX_TRACE_ID_LEN, TraceRecord, TraceSummary, schema_hash};
 pub use reverify::{Reverified, ReverifyError, reverify};
 pub use store::{Durability, Store};
 pub use text::JsonText;

@@ -4,6 +4,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::builder::{Timings, TraceOptions};
 use crate::chunks::{ChunkRef, TraceChunks};
 use crate::error::StoreError;
 use crate::text::JsonText;
@@ -46,10 +47,12 @@ pub struct TraceRecord {
     pub model: Option<String>,
     /// The provider's request id, for support tickets.
     pub provider_request_id: Option<String>,
-    /// Whatever re-verification needs: match profile, claim policy, ….
-    pub options: Value,
-    /// Stage timings, e.g. `{"retrieve_ms": 12, "generate_ms": 840}`.
-    pub timings: Value,
+    /// Whatever re-verification needs: match profile, claim policy, …
+    /// (stored as a JSON object; unknown keys are kept).
+    pub options: TraceOptions,
+    /// Stage timings in float milliseconds, e.g.
+    /// `{"retrieve_ms": 12.0, "generate_ms": 840.5}`.
+    pub timings: Timings,
     /// The provider error, already redacted (code and message).
     pub error: Option<Value>,
     /// Why the generation ended (`stop`, `length`, `repeat`, `refusal`,
@@ -88,8 +91,8 @@ impl TraceRecord {
             provider: None,
             model: None,
             provider_request_id: None,
-            options: Value::Object(serde_json::Map::new()),
-            timings: Value::Object(serde_json::Map::new()),
+            options: TraceOptions::default(),
+            timings: Timings::default(),
             error: None,
             stop_reason: None,
             input_tokens: None,
@@ -137,24 +140,16 @@ pub struct TraceSummary {
     pub answerable: Option<bool>,
 }
 
-/// The longest accepted trace id, in characters.
-pub const MAX_TRACE_ID_LEN: usize = 128;
+pub use groundcite_core::MAX_TRACE_ID_LEN;
 
-/// Checks that `trace_id` is 1 to [`MAX_TRACE_ID_LEN`] characters of
-/// `[A-Za-z0-9._:-]` (what a UUID, ULID or `tenant:seq` id needs, and
-/// nothing that needs escaping in a URL path or a log line).
-pub fn validate_trace_id(trace_id: &str) -> Result<(), StoreError> {
-    let valid = (1..=MAX_TRACE_ID_LEN).contains(&trace_id.len())
-        && trace_id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
-    if valid {
-        Ok(())
-    } else {
+/// Checks `trace_id` with the one rule ([`groundcite_core::validate_trace_id`]:
+/// 1 to [`MAX_TRACE_ID_LEN`] characters of `[A-Za-z0-9._:-]`), as a
+/// [`StoreError::InvalidTraceId`].
+pub(crate) fn check_trace_id(trace_id: &str) -> Result<(), StoreError> {
+    groundcite_core::validate_trace_id(trace_id).map_err(|_| {
         // Keep the error small however long the input was.
-        let shown: String = trace_id.chars().take(MAX_TRACE_ID_LEN + 1).collect();
-        Err(StoreError::InvalidTraceId(shown))
-    }
+        StoreError::InvalidTraceId(trace_id.chars().take(MAX_TRACE_ID_LEN + 1).collect())
+    })
 }
 
 /// A record turned into column values, shared by both backends.
@@ -213,7 +208,7 @@ fn check_text(field: &'static str, value: Option<&str>) -> Result<(), StoreError
 impl<'a> Columns<'a> {
     /// Validates `record` and encodes it.
     pub(crate) fn encode(record: &'a TraceRecord) -> Result<Self, StoreError> {
-        validate_trace_id(&record.trace_id)?;
+        check_trace_id(&record.trace_id)?;
         if record.kind.is_empty() {
             return Err(StoreError::InvalidRecord {
                 field: "kind",
@@ -255,8 +250,8 @@ impl<'a> Columns<'a> {
             provider: record.provider.as_deref(),
             model: record.model.as_deref(),
             provider_request_id: record.provider_request_id.as_deref(),
-            options: json(&record.options),
-            timings: json(&record.timings),
+            options: record.options.to_value().to_string(),
+            timings: record.timings.to_value().to_string(),
             error: record.error.as_ref().map(json),
             stop_reason: record.stop_reason.as_deref(),
             input_tokens: tokens("input_tokens", record.input_tokens)?,
@@ -454,11 +449,11 @@ mod tests {
             "A.b_c-d",
             &"x".repeat(128),
         ] {
-            assert!(validate_trace_id(ok).is_ok(), "{ok}");
+            assert!(check_trace_id(ok).is_ok(), "{ok}");
         }
         for bad in ["", " ", "a b", "a/b", "é", "a\0", "a\n", &"x".repeat(129)] {
             assert!(
-                matches!(validate_trace_id(bad), Err(StoreError::InvalidTraceId(_))),
+                matches!(check_trace_id(bad), Err(StoreError::InvalidTraceId(_))),
                 "{bad:?}"
             );
         }

@@ -73,7 +73,7 @@ fn channel(record: &TraceRecord) -> Result<Channel, ReverifyError> {
     }
     match record.kind.as_str() {
         "parse" => Ok(Channel::Prose),
-        "convert" => match record.options.get("from").and_then(|v| v.as_str()) {
+        "convert" => match record.options.from.as_deref() {
             Some(f) => native(f).map(Channel::Native),
             None => Err(ReverifyError::Unusable(
                 "the convert trace names no format (options.from)".into(),
@@ -102,17 +102,25 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, ReverifyError> {
     let unusable = |what: &str, e: &dyn std::fmt::Display| {
         ReverifyError::Unusable(format!("the trace's {what}: {e}"))
     };
-    let opt = |k: &str| record.options.get(k).cloned();
-    let profile: MatchProfile = opt("match")
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| unusable("match profile", &e))?
-        .unwrap_or(MatchProfile::Default);
-    let policy: ClaimPolicy = opt("claims")
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| unusable("claim policy", &e))?
-        .unwrap_or(ClaimPolicy::Strict);
+    // A stored value that does not read as its type is kept in `extra`:
+    // read again here for its error.
+    let opt = |k: &str| record.options.extra.get(k).cloned();
+    let profile: MatchProfile = match record.options.profile {
+        Some(p) => p,
+        None => opt("match")
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| unusable("match profile", &e))?
+            .unwrap_or(MatchProfile::Default),
+    };
+    let policy: ClaimPolicy = match record.options.policy {
+        Some(p) => p,
+        None => opt("claims")
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| unusable("claim policy", &e))?
+            .unwrap_or(ClaimPolicy::Strict),
+    };
     let chunks: Vec<Chunk> = record.chunks.parse().map_err(|e| unusable("chunks", &e))?;
     let chunks = ChunkSet::new(chunks).map_err(|e| unusable("chunks", &e))?;
     let stored = record.contract.as_ref().map(JsonText::to_value);
@@ -176,7 +184,7 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, ReverifyError> {
             let response: serde_json::Value = serde_json::from_str(raw).map_err(|e| {
                 ReverifyError::Output(format!("the stored provider response is not JSON: {e}"))
             })?;
-            let request = record.options.get("request");
+            let request = record.options.request.as_ref();
             match native::convert(
                 format, &response, request, &chunks, profile, policy, provenance,
             ) {

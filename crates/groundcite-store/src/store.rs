@@ -18,7 +18,7 @@ use crate::batch::{
 use crate::chunks::{ChunkRef, TraceChunks};
 use crate::error::StoreError;
 use crate::migrate;
-use crate::record::{StoredRow, SummaryRow, TraceRecord, TraceSummary, validate_trace_id};
+use crate::record::{StoredRow, SummaryRow, TraceRecord, TraceSummary, check_trace_id};
 use crate::url::{Location, parse_location, redact_store_url, url_password};
 use crate::writer::{Committer, CommitterSlot, InsertMany, SQLITE_BUSY_TIMEOUT, SharedSlot};
 
@@ -456,7 +456,7 @@ impl Store {
         trace_id: &str,
         tenant: Option<&str>,
     ) -> Result<Option<TraceRecord>, StoreError> {
-        validate_trace_id(trace_id)?;
+        check_trace_id(trace_id)?;
         let row = on_pool!(self, |pool, rows| {
             let query = match tenant {
                 Some(tenant) => sqlx::query(GET_TENANT).bind(trace_id).bind(tenant),

@@ -101,9 +101,15 @@ fn full_record(tenant: &str) -> TraceRecord {
     record.provider = Some("openai".into());
     record.model = Some("gpt-4.1-mini".into());
     record.provider_request_id = Some("req_abc123".into());
-    record.options =
-        json!({"match_profile": "lenient", "claim_policy": "drop", "z_first": 1, "a_second": 2});
-    record.timings = json!({"retrieve_ms": 12, "generate_ms": 840, "verify_ms": 1.5});
+    // Unknown keys are kept, in their order.
+    record.options = serde_json::from_value(
+        json!({"match_profile": "lenient", "claim_policy": "drop", "z_first": 1, "a_second": 2}),
+    )
+    .expect("options");
+    record.options.stream = Some(true);
+    record.timings =
+        serde_json::from_value(json!({"retrieve_ms": 12, "generate_ms": 840.5, "verify_ms": 1.5}))
+            .expect("timings");
     record.error = Some(json!({"code": "rate_limited", "message": "slow down"}));
     record
 }

@@ -14,14 +14,14 @@ use axum::response::{IntoResponse, Response};
 use groundcite_core::{Chunk, ChunkSet, ClaimOutcome, ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::{self, AnswerError, AnswerSettings, Answered};
 use groundcite_providers::{Backend, GenerationRequest, ProviderError};
-use groundcite_store::{JsonText, TraceChunks, TraceRecord};
+use groundcite_store::{JsonText, Timings, TraceBuilder, TraceOptions, TraceRecord};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use super::{RequestId, Who, check_text, chunk_set, now_rfc3339, trace_id, warning_codes};
+use super::{RequestId, Who, check_text, chunk_set, trace_id, warning_codes};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
@@ -222,7 +222,7 @@ fn prepare(
     }
     let provenance = Provenance {
         trace_id: trace_id(body.trace_id, request_id)?,
-        created_at: now_rfc3339(),
+        created_at: groundcite_store::now_rfc3339(),
         question: Some(body.question),
         model: None,
     };
@@ -256,7 +256,7 @@ impl Job {
             &mut *on_claim,
         )
         .await;
-        let mut record = self.record()?;
+        let trace = self.trace();
         let metrics = self.state.metrics();
         match result {
             Ok(answered) => {
@@ -267,7 +267,7 @@ impl Job {
                     answered.is_schema_parsing_error(),
                 );
                 let claims_in = claims_in(&answered);
-                fill(&mut record, &answered, self.started)?;
+                let record = fill(trace, &answered, self.started)?;
                 let response = record.contract.as_ref().map(super::json_text_response);
                 self.state
                     .commit(record)
@@ -293,8 +293,9 @@ impl Job {
                     self.started.elapsed(),
                     error.is_schema_parsing_error(),
                 );
-                groundcite_ask::record_failure(&mut record, &error, raw_output);
-                record.timings = json!({"total_ms": ms(self.started)});
+                let record = groundcite_ask::record_failure(trace, &error, raw_output)
+                    .timings(Timings::total(self.started.elapsed()))
+                    .build();
                 self.state
                     .commit(record)
                     .await
@@ -304,26 +305,26 @@ impl Job {
         }
     }
 
-    fn record(&self) -> Result<TraceRecord, ApiError> {
-        let mut r = TraceRecord::new(&self.provenance.trace_id, "answer");
-        r.tenant = self.tenant.name().map(str::to_string);
-        r.question = self.provenance.question.clone();
-        r.chunks = TraceChunks::from_chunks(self.chunks.chunks());
-        r.prompt = Some(json!({"system": self.request.system, "user": self.request.user}));
-        r.schema_hash = self
-            .request
-            .schema
-            .as_ref()
-            .map(|s| groundcite_store::schema_hash(&s.schema.to_string()));
-        r.provider = Some(self.backend.generator().provider().to_string());
-        r.options = json!({
-            "match": self.settings.profile,
-            "claims": self.settings.policy,
-            "stream": self.settings.stream,
-            "max_tokens": self.request.max_tokens,
-            "temperature": self.request.temperature,
-        });
-        Ok(r)
+    /// The trace as far as it is known before generating.
+    fn trace(&self) -> TraceBuilder {
+        TraceBuilder::new(&self.provenance.trace_id, "answer")
+            .tenant(self.tenant.name().map(str::to_string))
+            .question(self.provenance.question.clone())
+            .chunks(self.chunks.chunks())
+            .prompt(
+                &self.request.system,
+                &self.request.user,
+                self.request.schema.as_ref().map(|s| &s.schema),
+            )
+            .provider(self.backend.generator().provider())
+            .options(TraceOptions {
+                profile: Some(self.settings.profile),
+                policy: Some(self.settings.policy),
+                stream: Some(self.settings.stream),
+                max_tokens: Some(self.request.max_tokens),
+                temperature: self.request.temperature,
+                ..TraceOptions::default()
+            })
     }
 }
 
@@ -337,21 +338,20 @@ pub(crate) fn claims_in(a: &Answered) -> usize {
             .count()
 }
 
-fn fill(record: &mut TraceRecord, a: &Answered, started: Instant) -> Result<(), ApiError> {
-    groundcite_ask::record_outcome(record, a);
-    record.warnings = warning_codes(&a.contract);
-    record.contract = Some(JsonText::serialize(&a.contract).map_err(ApiError::internal)?);
-    record.timings = json!({
-        "generate_ms": a.generate_time.as_secs_f64() * 1000.0,
-        "total_ms": ms(started),
-        "input_tokens": a.usage.and_then(|u| u.input_tokens),
-        "output_tokens": a.usage.and_then(|u| u.output_tokens),
-    });
-    Ok(())
-}
-
-pub(crate) fn ms(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
+/// The trace of a verified answer.
+fn fill(trace: TraceBuilder, a: &Answered, started: Instant) -> Result<TraceRecord, ApiError> {
+    let contract = JsonText::serialize(&a.contract).map_err(ApiError::internal)?;
+    Ok(groundcite_ask::record_outcome(trace, a)
+        .warnings(warning_codes(&a.contract))
+        .contract(Some(contract))
+        .timings(Timings {
+            generate_ms: Some(Timings::millis(a.generate_time)),
+            total_ms: Some(Timings::millis(started.elapsed())),
+            input_tokens: a.usage.and_then(|u| u.input_tokens),
+            output_tokens: a.usage.and_then(|u| u.output_tokens),
+            ..Timings::default()
+        })
+        .build())
 }
 
 /// 502 (or 504 for timeouts, 422 for a request the provider cannot take):

@@ -17,12 +17,12 @@ use axum::response::{IntoResponse, Response};
 use groundcite_ask::{AskError, AskSettings, Failure, MAX_TOP_K, Retrieval};
 use groundcite_core::{ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::AnswerError;
+use groundcite_store::{Timings, TraceOptions};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use serde_json::json;
 
-use super::answer::{OnClaim, claims_in, ms, provider_failure, respond, wants_sse};
-use super::{Who, check_text, now_rfc3339, trace_id};
+use super::answer::{OnClaim, claims_in, provider_failure, respond, wants_sse};
+use super::{Who, check_text, trace_id};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
@@ -128,7 +128,7 @@ fn prepare(
         tenant,
         provenance: Provenance {
             trace_id,
-            created_at: now_rfc3339(),
+            created_at: groundcite_store::now_rfc3339(),
             question: Some(body.question.clone()),
             model: None,
         },
@@ -195,9 +195,7 @@ impl Job {
                     self.options(),
                 );
                 record.tenant = tenant;
-                if let Some(t) = record.timings.as_object_mut() {
-                    t.insert("total_ms".into(), json!(ms(self.started)));
-                }
+                record.timings.total_ms = Some(Timings::millis(self.started.elapsed()));
                 self.state
                     .commit(record)
                     .await
@@ -228,14 +226,10 @@ impl Job {
                         error: &error,
                         raw_output,
                     },
+                    self.options(),
                 );
                 record.tenant = tenant;
-                if let (Some(o), serde_json::Value::Object(extra)) =
-                    (record.options.as_object_mut(), self.options())
-                {
-                    o.extend(extra);
-                }
-                record.timings = json!({"total_ms": ms(self.started)});
+                record.timings.total_ms = Some(Timings::millis(self.started.elapsed()));
                 self.state
                     .commit(record)
                     .await
@@ -256,17 +250,14 @@ impl Job {
     }
 
     /// The trace's options beyond what `groundcite_ask` records.
-    fn options(&self) -> serde_json::Value {
-        let mut o = json!({
-            "match": self.settings.profile,
-            "claims": self.settings.policy,
-            "stream": self.settings.stream,
-        });
-        if let (Some(o), serde_json::Value::Object(extra)) =
-            (o.as_object_mut(), self.corpus.trace_options.clone())
-        {
-            o.extend(extra);
-        }
+    fn options(&self) -> TraceOptions {
+        let mut o = TraceOptions {
+            profile: Some(self.settings.profile),
+            policy: Some(self.settings.policy),
+            stream: Some(self.settings.stream),
+            ..TraceOptions::default()
+        };
+        o.merge(self.corpus.trace_options.clone());
         o
     }
 }

@@ -24,7 +24,7 @@ use groundcite_providers::{
     ErrorKind, Generation, GenerationRequest, Generator, Output, ProviderError, ResponseSchema,
     StopReason,
 };
-use groundcite_store::TraceRecord;
+use groundcite_store::{Timings, TraceBuilder, TraceOptions};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -231,20 +231,24 @@ pub(crate) async fn completions(
     let id = format!("chatcmpl-{}", request_id.0.0.replace('-', ""));
     let created = jiff::Timestamp::now().as_second();
     let started = Instant::now();
-    let mut record = TraceRecord::new(&request_id.0.0, "chat");
-    record.tenant = tenant.name().map(str::to_string);
-    record.prompt = Some(json!({"system": request.system, "user": request.user}));
-    record.schema_hash = request
-        .schema
-        .as_ref()
-        .map(|s| groundcite_store::schema_hash(&s.schema.to_string()));
-    record.provider = Some(generator.provider().to_string());
-    record.options = json!({"max_tokens": request.max_tokens, "requested_model": body.model});
+    let trace = TraceBuilder::new(&request_id.0.0, "chat")
+        .tenant(tenant.name().map(str::to_string))
+        .prompt(
+            &request.system,
+            &request.user,
+            request.schema.as_ref().map(|s| &s.schema),
+        )
+        .provider(generator.provider())
+        .options(TraceOptions {
+            max_tokens: Some(request.max_tokens),
+            requested_model: body.model.clone(),
+            ..TraceOptions::default()
+        });
     let chat = Chat {
         state,
         generator,
         request,
-        record,
+        trace,
         id,
         created,
         started,
@@ -261,7 +265,8 @@ struct Chat {
     state: AppState,
     generator: std::sync::Arc<dyn Generator>,
     request: GenerationRequest,
-    record: TraceRecord,
+    /// The trace so far; completed when the generation ends.
+    trace: TraceBuilder,
     id: String,
     created: i64,
     started: Instant,
@@ -303,11 +308,11 @@ impl Chat {
     }
 
     async fn run(
-        mut self,
+        self,
         on_delta: &mut (dyn FnMut(&str) -> bool + Send),
     ) -> Result<Finished, ApiError> {
         let provider = self.generator.provider();
-        let trace_id = self.record.trace_id.clone();
+        let trace_id = self.trace.record().trace_id.clone();
         let mut text = String::new();
         let outcome = async {
             let mut stream = self.generator.generate_stream(&self.request).await?;
@@ -347,26 +352,34 @@ impl Chat {
                 .as_ref()
                 .is_some_and(ProviderError::is_schema_parsing_error),
         );
-        self.record.raw_output = Some(text);
-        self.record.model = finished.as_ref().map(|f| f.model.clone());
-        self.record.error = error.as_ref().map(ProviderError::summary);
         // The outcome as typed fields, as every generation's trace has them.
         let stop = error
             .as_ref()
             .map_or(StopReason::Stop, StopReason::of_error);
-        self.record.stop_reason = Some(stop.as_str().to_string());
         let usage = error.as_ref().map(ProviderError::usage);
-        self.record.input_tokens = finished
-            .as_ref()
-            .map(|f| f.prompt_tokens)
-            .or(usage.and_then(|u| u.input_tokens));
-        self.record.output_tokens = finished
-            .as_ref()
-            .map(|f| f.completion_tokens)
-            .or(usage.and_then(|u| u.output_tokens));
-        self.record.timings = json!({"generate_ms": took.as_secs_f64() * 1000.0});
+        let record = self
+            .trace
+            .raw_output(Some(text))
+            .model(finished.as_ref().map(|f| f.model.clone()))
+            .error(error.as_ref().map(ProviderError::summary))
+            .stop_reason(Some(stop.as_str().to_string()))
+            .tokens(
+                finished
+                    .as_ref()
+                    .map(|f| f.prompt_tokens)
+                    .or(usage.and_then(|u| u.input_tokens)),
+                finished
+                    .as_ref()
+                    .map(|f| f.completion_tokens)
+                    .or(usage.and_then(|u| u.output_tokens)),
+            )
+            .timings(Timings {
+                generate_ms: Some(Timings::millis(took)),
+                ..Timings::default()
+            })
+            .build();
         self.state
-            .commit(self.record)
+            .commit(record)
             .await
             .map_err(|e| e.with_trace_id(&trace_id))?;
         match (finished, error) {
@@ -379,7 +392,7 @@ impl Chat {
     async fn streamed(self, permit: tokio::sync::OwnedSemaphorePermit) -> Response {
         let (tx, rx) = mpsc::unbounded_channel::<Event>();
         let (id, created) = (self.id.clone(), self.created);
-        let trace_id = self.record.trace_id.clone();
+        let trace_id = self.trace.record().trace_id.clone();
         let chunk = move |delta: Value, finish: Value, model: &str| {
             json!({
                 "id": id,

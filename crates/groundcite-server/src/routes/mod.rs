@@ -301,14 +301,6 @@ pub(crate) fn with_trace_header(mut response: Response, trace_id: &str) -> Respo
     response
 }
 
-/// Now, RFC 3339 UTC to the millisecond (the contract's `created_at`).
-pub(crate) fn now_rfc3339() -> String {
-    let now = jiff::Timestamp::now();
-    now.round(jiff::Unit::Millisecond)
-        .unwrap_or(now)
-        .to_string()
-}
-
 /// Warning codes of a contract, as the trace stores them.
 pub(crate) fn warning_codes(c: &groundcite_core::Contract) -> Vec<String> {
     c.warnings

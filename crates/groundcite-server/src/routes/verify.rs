@@ -8,11 +8,11 @@ use groundcite_core::{
     Chunk, ChunkSet, ClaimPolicy, Contract, GroundedAnswer, MatchProfile, Provenance, prose,
     verify_with,
 };
-use groundcite_store::{JsonText, TraceChunks, TraceRecord};
+use groundcite_store::{JsonText, TraceBuilder, TraceOptions};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Who, check_answer, check_text, chunk_set, now_rfc3339, trace_id, warning_codes};
+use super::{Who, check_answer, check_text, chunk_set, trace_id, warning_codes};
 use crate::auth::Tenant;
 use crate::error::ApiError;
 use crate::extract::ApiJson;
@@ -76,7 +76,7 @@ pub(crate) struct Verified<'a> {
     pub tenant: &'a Tenant,
     pub chunks: &'a ChunkSet,
     pub raw_output: Option<String>,
-    pub options: Value,
+    pub options: TraceOptions,
     pub claims_in: usize,
     pub provider: &'static str,
 }
@@ -84,21 +84,22 @@ pub(crate) struct Verified<'a> {
 impl Verified<'_> {
     /// Stores the trace, counts the contract, and responds (after the commit).
     pub async fn deliver(self, state: &AppState, contract: Contract) -> Result<Response, ApiError> {
-        let mut record = TraceRecord::new(&contract.trace_id, self.kind);
-        record.tenant = self.tenant.name().map(str::to_string);
-        record.question = contract.question.clone();
-        record.chunks = TraceChunks::from_chunks(self.chunks.chunks());
-        record.raw_output = self.raw_output;
-        record.answer_form = Some(self.form.to_string());
-        record.model = contract.model.clone();
-        record.provider = Some(self.provider.to_string());
-        record.options = self.options;
-        record.warnings = warning_codes(&contract);
         let trace_id = contract.trace_id.clone();
         // Serialized once: the stored contract and the response are the same bytes.
         let text = JsonText::serialize(&contract).map_err(ApiError::internal)?;
         let response = super::json_text_response(&text);
-        record.contract = Some(text);
+        let record = TraceBuilder::new(&contract.trace_id, self.kind)
+            .tenant(self.tenant.name().map(str::to_string))
+            .question(contract.question.clone())
+            .chunks(self.chunks.chunks())
+            .raw_output(self.raw_output)
+            .answer_form(Some(self.form.to_string()))
+            .model(contract.model.clone())
+            .provider(self.provider)
+            .options(self.options)
+            .warnings(warning_codes(&contract))
+            .contract(Some(text))
+            .build();
         state
             .commit(record)
             .await
@@ -124,7 +125,7 @@ impl Common {
     fn provenance(&mut self, request: &super::RequestId) -> Result<Provenance, ApiError> {
         Ok(Provenance {
             trace_id: trace_id(self.trace_id.take(), request)?,
-            created_at: now_rfc3339(),
+            created_at: groundcite_store::now_rfc3339(),
             question: self.question.take(),
             model: self.model.take(),
         })
@@ -144,8 +145,12 @@ impl Common {
     }
 }
 
-fn options(profile: MatchProfile, policy: ClaimPolicy) -> Value {
-    json!({"match": profile, "claims": policy})
+fn options(profile: MatchProfile, policy: ClaimPolicy) -> TraceOptions {
+    TraceOptions {
+        profile: Some(profile),
+        policy: Some(policy),
+        ..TraceOptions::default()
+    }
 }
 
 pub(crate) async fn verify(
@@ -253,11 +258,11 @@ pub(crate) async fn convert(
         NativeInput::Request => bad("request", e),
         NativeInput::Response => bad("response", e),
     })?;
-    let mut opts = options(profile, policy);
-    opts["from"] = json!(body.from.as_str());
-    if let Some(r) = body.request {
-        opts["request"] = r;
-    }
+    let opts = TraceOptions {
+        from: Some(body.from.as_str().to_string()),
+        request: body.request,
+        ..options(profile, policy)
+    };
     let claims_in = contract.claims.len() + failed(&contract);
     Verified {
         kind: "convert",

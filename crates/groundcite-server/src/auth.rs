@@ -77,8 +77,75 @@ pub fn key_digest(key: &str) -> String {
     hex::encode(Sha256::digest(key.as_bytes()))
 }
 
+/// A tenant name [`validate_tenant`] refused (the name, as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tenant {0:?} must be 1 to 64 characters of letters, digits, '.', '_' or '-'")]
+pub struct InvalidTenant(pub String);
+
+/// Why [`ApiKeys::load`] refused a key file; every message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFileError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file, as shown.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not TOML of the expected shape.
+    #[error("{path}: {source}")]
+    Parse {
+        /// The file, as shown.
+        path: String,
+        /// Why.
+        source: toml::de::Error,
+    },
+    /// No `[[keys]]` entry (it would lock every client out).
+    #[error("{path}: no [[keys]] entry; create one with `groundcite key new --tenant NAME`")]
+    Empty {
+        /// The file, as shown.
+        path: String,
+    },
+    /// An entry's tenant is not a valid name.
+    #[error("{path}: keys[{index}]: {source}")]
+    Tenant {
+        /// The file, as shown.
+        path: String,
+        /// The entry.
+        index: usize,
+        /// Why.
+        source: InvalidTenant,
+    },
+    /// An entry's `sha256` is not 64 hex digits.
+    #[error(
+        "{path}: keys[{index}].sha256 must be 64 hexadecimal digits (a SHA-256 digest, not the key itself)"
+    )]
+    Digest {
+        /// The file, as shown.
+        path: String,
+        /// The entry.
+        index: usize,
+    },
+}
+
+/// Callers that report errors as sentences (the CLI's `BadInput`) take the
+/// message as it always was.
+impl From<InvalidTenant> for String {
+    fn from(e: InvalidTenant) -> String {
+        e.to_string()
+    }
+}
+
+/// As for [`InvalidTenant`].
+impl From<KeyFileError> for String {
+    fn from(e: KeyFileError) -> String {
+        e.to_string()
+    }
+}
+
 /// Tenants name traces and metric labels: 1-64 of `[A-Za-z0-9._-]`.
-pub fn validate_tenant(tenant: &str) -> Result<(), String> {
+pub fn validate_tenant(tenant: &str) -> Result<(), InvalidTenant> {
     let ok = (1..=64).contains(&tenant.len())
         && tenant
             .bytes()
@@ -86,9 +153,7 @@ pub fn validate_tenant(tenant: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "tenant {tenant:?} must be 1 to 64 characters of letters, digits, '.', '_' or '-'"
-        ))
+        Err(InvalidTenant(tenant.to_string()))
     }
 }
 
@@ -118,21 +183,32 @@ impl ApiKeys {
     /// Reads a key file (see the module docs). Errors name the file and
     /// the entry; a file without keys is an error (it would lock every
     /// client out).
-    pub fn load(path: &Path) -> Result<ApiKeys, String> {
-        let shown = path.display();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
-        let file: KeyFile = toml::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
+    pub fn load(path: &Path) -> Result<ApiKeys, KeyFileError> {
+        let shown = || path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| KeyFileError::Read {
+            path: shown(),
+            source,
+        })?;
+        let file: KeyFile = toml::from_str(&text).map_err(|source| KeyFileError::Parse {
+            path: shown(),
+            source,
+        })?;
         if file.keys.is_empty() {
-            return Err(format!(
-                "{shown}: no [[keys]] entry; create one with `groundcite key new --tenant NAME`"
-            ));
+            return Err(KeyFileError::Empty { path: shown() });
         }
         let mut entries = Vec::with_capacity(file.keys.len());
-        for (i, k) in file.keys.into_iter().enumerate() {
-            validate_tenant(&k.tenant).map_err(|e| format!("{shown}: keys[{i}]: {e}"))?;
+        for (index, k) in file.keys.into_iter().enumerate() {
+            validate_tenant(&k.tenant).map_err(|source| KeyFileError::Tenant {
+                path: shown(),
+                index,
+                source,
+            })?;
             let mut digest = [0u8; 32];
             hex::decode_to_slice(k.sha256.trim(), &mut digest).map_err(|_| {
-                format!("{shown}: keys[{i}].sha256 must be 64 hexadecimal digits (a SHA-256 digest, not the key itself)")
+                KeyFileError::Digest {
+                    path: shown(),
+                    index,
+                }
             })?;
             entries.push(Entry {
                 digest,
@@ -238,7 +314,9 @@ mod tests {
             "[[keys]]\ntenant = \"acme\"\nsha256 = \"secret-key\"\n",
         )
         .expect("write");
-        let err = ApiKeys::load(&path).expect_err("a plaintext key is refused");
+        let err = ApiKeys::load(&path)
+            .expect_err("a plaintext key is refused")
+            .to_string();
         assert!(err.contains("64 hexadecimal digits"), "{err}");
         assert!(!err.contains("secret-key"), "{err}");
         std::fs::write(&path, "").expect("write");
@@ -251,6 +329,9 @@ mod tests {
             ),
         )
         .expect("write");
-        assert!(ApiKeys::load(&path).is_err());
+        assert!(matches!(
+            ApiKeys::load(&path),
+            Err(KeyFileError::Tenant { index: 0, .. })
+        ));
     }
 }

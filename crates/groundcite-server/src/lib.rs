@@ -39,13 +39,15 @@ mod extract;
 mod metrics;
 mod openapi;
 mod routes;
+mod serve;
 mod state;
 
-pub use auth::{ApiKeys, Tenant, key_digest, validate_tenant};
+pub use auth::{ApiKeys, InvalidTenant, KeyFileError, Tenant, key_digest, validate_tenant};
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use routes::app;
-pub use state::{AppState, Corpus, Limits, ServerConfig, serve};
+pub use serve::serve;
+pub use state::{AppState, Corpus, Limits, ServerConfig};
 
 pub use axum::Router;
 pub use groundcite_providers::Backend;

@@ -27,8 +27,8 @@ use crate::error::ApiError;
 use crate::extract::ApiJson;
 use crate::state::AppState;
 
-/// Highest `max_tokens` a request may ask for.
-const MAX_TOKENS_CAP: u32 = 32_768;
+/// Highest `max_tokens` an answer request may ask for.
+const ANSWER_MAX_TOKENS_CAP: u32 = 32_768;
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct AnswerRequest {
@@ -203,9 +203,9 @@ fn prepare(
     }
     let mut request = backend.request(&chunks, &body.question);
     if let Some(n) = body.max_tokens {
-        if n == 0 || n > MAX_TOKENS_CAP {
+        if n == 0 || n > ANSWER_MAX_TOKENS_CAP {
             return Err(ApiError::invalid(
-                format!("max_tokens must be 1 to {MAX_TOKENS_CAP}"),
+                format!("max_tokens must be 1 to {ANSWER_MAX_TOKENS_CAP}"),
                 Some("max_tokens".into()),
             ));
         }

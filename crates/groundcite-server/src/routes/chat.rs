@@ -35,10 +35,12 @@ use crate::error::ApiError;
 use crate::extract::ApiJson;
 use crate::state::AppState;
 
-/// Output tokens when the request sets no limit.
-const DEFAULT_MAX_TOKENS: u32 = 1024;
-/// The most output tokens a request may ask for (the model's context is 4096).
-const MAX_TOKENS_CAP: u32 = 4096;
+/// Output tokens of a chat completion that sets no limit (not the
+/// providers' `DEFAULT_MAX_TOKENS`, which is for answers).
+const CHAT_DEFAULT_MAX_TOKENS: u32 = 1024;
+/// The most output tokens a chat completion may ask for (the embedded
+/// model's context is 4096).
+const CHAT_MAX_TOKENS_CAP: u32 = 4096;
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ChatRequest {
@@ -186,10 +188,10 @@ fn generation_request(body: &ChatRequest) -> Result<GenerationRequest, ApiError>
     let max_tokens = body
         .max_completion_tokens
         .or(body.max_tokens)
-        .unwrap_or(DEFAULT_MAX_TOKENS);
-    if max_tokens == 0 || max_tokens > MAX_TOKENS_CAP {
+        .unwrap_or(CHAT_DEFAULT_MAX_TOKENS);
+    if max_tokens == 0 || max_tokens > CHAT_MAX_TOKENS_CAP {
         return Err(ApiError::invalid(
-            format!("max_tokens must be 1 to {MAX_TOKENS_CAP}"),
+            format!("max_tokens must be 1 to {CHAT_MAX_TOKENS_CAP}"),
             Some("max_completion_tokens".into()),
         ));
     }

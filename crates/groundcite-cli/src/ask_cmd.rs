@@ -7,21 +7,18 @@
 //! and the service.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
+use groundcite_app::{ProcessEnv, ProviderFlags, RetrievalFlags, Settings, ask, config};
 use groundcite_ask::{AskError, Failure};
 use groundcite_core::{ClaimPolicy, MatchProfile, Provenance, render_text, validate_trace_id};
 use groundcite_index::{Index, IndexConfig};
 use groundcite_providers::pipeline::AnswerError;
 use groundcite_store::{Store, TraceRecord};
 
-use crate::answer_cmd::{self, ProviderArgs};
-use crate::config::{self, FileConfig};
 use crate::input::BadInput;
-use crate::retrieval_args::{self, RetrievalArgs};
 use crate::verify_cmd::Format;
 
 #[derive(Debug, clap::Args)]
@@ -38,7 +35,7 @@ pub struct AskArgs {
     #[arg(long, value_name = "DIR")]
     index: Option<String>,
     #[command(flatten)]
-    r: RetrievalArgs,
+    r: RetrievalFlags,
     /// Base URL of the documents: a chunk's `source_url` is this URL + the
     /// document's path (else `[ask] base_url`; none: `source_url` is null).
     #[arg(long, value_name = "URL")]
@@ -57,52 +54,44 @@ pub struct AskArgs {
     #[arg(long = "claims", value_name = "POLICY", default_value = "strict")]
     policy: ClaimPolicy,
     /// Trace store: a SQLite file or a postgres:// URL (else `[ask]
-    /// database`, else GROUNDCITE_DATABASE, else traces.sqlite3 in the data
-    /// directory).
-    #[arg(long, value_name = "URL")]
+    /// database`, else traces.sqlite3 in the data directory).
+    #[arg(long, value_name = "URL", env = "GROUNDCITE_DATABASE")]
     database: Option<String>,
     /// Do not store a trace.
     #[arg(long)]
     no_trace: bool,
     #[command(flatten)]
-    p: ProviderArgs,
+    p: ProviderFlags,
 }
 
 pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
     if let Some(id) = &args.trace_id {
-        validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m))?;
+        validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m.to_string()))?;
     }
     if args.question.trim().is_empty() {
         return Err(BadInput::new("QUESTION", "is empty").into());
     }
-    let (file, _) = config::load(args.p.config.as_deref())?;
-    let docs = args
-        .docs
-        .clone()
-        .or_else(|| file.ask.docs.clone())
-        .ok_or_else(|| {
-            BadInput::new(
-                "settings",
-                "The documents folder is not set: pass --docs DIR, or set [ask] docs in groundcite.toml.",
-            )
-        })?;
-    let docs = PathBuf::from(docs);
-    if !docs.is_dir() {
-        return Err(BadInput::new(&docs.display().to_string(), "is not a directory").into());
-    }
-    let provider = answer_cmd::choose_provider(&args.p, &file)?;
-    let mut settings = retrieval_args::ask_settings(&args.r, &file, provider)?;
+    let (file, _) = config::load(args.p.config.as_deref(), &ProcessEnv)?;
+    let docs = ask::docs_dir(args.docs.as_deref(), &file)?.ok_or_else(|| {
+        BadInput::new(
+            "settings",
+            "The documents folder is not set: pass --docs DIR, or set [ask] docs in groundcite.toml.",
+        )
+    })?;
+    let resolver = Settings::new(&args.p, &file, &ProcessEnv);
+    let provider = resolver.provider()?;
+    let mut settings = ask::ask_settings(&args.r, &file, provider)?;
     settings.profile = args.profile;
     settings.policy = args.policy;
-    let trace_id = args.trace_id.clone().unwrap_or_else(crate::new_trace_id);
+    let trace_id = args
+        .trace_id
+        .clone()
+        .unwrap_or_else(groundcite_store::new_trace_id);
 
     // Retrieve (after indexing changed files).
     let started = Instant::now();
-    let index_dir = match args.index.clone().or_else(|| file.ask.index.clone()) {
-        Some(d) => PathBuf::from(d),
-        None => default_index_dir(&docs)?,
-    };
-    let embed = retrieval_args::embedder(&args.r, &file)?;
+    let index_dir = ask::index_dir(args.index.as_deref(), &file, &docs, &ProcessEnv)?;
+    let embed = crate::progress::embedder(&args.r, &file)?;
     let mut index = Index::open_or_create(&index_dir)?;
     let cfg = IndexConfig {
         base_url: args
@@ -111,7 +100,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
             .or_else(|| file.ask.base_url.clone()),
         ..IndexConfig::default()
     };
-    crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, embed.as_deref(), true)?;
+    crate::progress::update_index(&mut index, &docs, &cfg, embed.as_deref(), true)?;
     let retrieval = groundcite_ask::retrieve(&index, embed.as_deref(), &args.question, &settings)?;
     if let Some(note) = retrieval.gate_note() {
         eprintln!("note: {note}: answering unanswerable without the model");
@@ -119,13 +108,13 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
 
     let provenance = Provenance {
         trace_id: trace_id.clone(),
-        created_at: crate::now_rfc3339(),
+        created_at: groundcite_store::now_rfc3339(),
         question: Some(args.question.clone()),
         model: None,
     };
     // The provider's settings are only needed when the model is asked.
     let backend = if retrieval.gate_passed() {
-        Some(answer_cmd::backend(provider, &args.p, &file)?)
+        Some(resolver.backend(provider)?)
     } else {
         None
     };
@@ -133,12 +122,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let quotes = args
-        .p
-        .quotes
-        .clone()
-        .or_else(|| file.local.quotes.clone())
-        .unwrap_or_else(|| "verbatim".into());
+    let quotes = resolver.quotes().as_str().to_string();
     let extra = groundcite_store::TraceOptions {
         quotes: Some(quotes),
         docs: Some(docs.display().to_string()),
@@ -174,7 +158,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
             );
             record.timings.total_ms = Some(groundcite_store::Timings::millis(started.elapsed()));
             if !args.no_trace {
-                let url = database_url(args.database.as_deref(), &file)?;
+                let url = ask::database_url(args.database.as_deref(), None, &file, &ProcessEnv)?;
                 store_trace(&url, &record)?;
                 eprintln!("trace: {trace_id}");
             }
@@ -201,7 +185,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
 
     // The trace is committed before anything is printed.
     if !args.no_trace {
-        let url = database_url(args.database.as_deref(), &file)?;
+        let url = ask::database_url(args.database.as_deref(), None, &file, &ProcessEnv)?;
         store_trace(&url, &record)?;
     }
 
@@ -220,68 +204,6 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         eprintln!("trace: {trace_id}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The index directory of `docs` when none is set: one per absolute docs
-/// path under the cache directory.
-pub fn default_index_dir(docs: &Path) -> anyhow::Result<PathBuf> {
-    let abs =
-        std::fs::canonicalize(docs).with_context(|| format!("resolving {}", docs.display()))?;
-    let name = abs
-        .file_name()
-        .map_or_else(|| "root".to_string(), |n| n.to_string_lossy().into_owned());
-    let base = cache_dir().ok_or_else(|| {
-        BadInput::new(
-            "settings",
-            "No cache directory (HOME is not set): pass --index DIR.",
-        )
-    })?;
-    Ok(base.join("index").join(format!(
-        "{name}-{:016x}",
-        groundcite_ask::fnv1a(abs.to_string_lossy().as_bytes())
-    )))
-}
-
-fn cache_dir() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    var("GROUNDCITE_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("groundcite")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache").join("groundcite")))
-}
-
-/// The trace store's URL: flag > `[ask] database` > GROUNDCITE_DATABASE >
-/// `traces.sqlite3` in the data directory.
-pub fn database_url(flag: Option<&str>, file: &FileConfig) -> anyhow::Result<String> {
-    if let Some(u) = flag
-        .map(str::to_string)
-        .or_else(|| file.ask.database.clone())
-        .or_else(|| {
-            std::env::var("GROUNDCITE_DATABASE")
-                .ok()
-                .filter(|v| !v.is_empty())
-        })
-    {
-        return Ok(u);
-    }
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let dir = var("XDG_DATA_HOME")
-        .map(|d| d.join("groundcite"))
-        .or_else(|| var("HOME").map(|h| h.join(".local").join("share").join("groundcite")))
-        .ok_or_else(|| {
-            BadInput::new(
-                "settings",
-                "No data directory (HOME is not set): pass --database FILE.",
-            )
-        })?;
-    Ok(dir.join("traces.sqlite3").display().to_string())
 }
 
 fn store_trace(url: &str, record: &TraceRecord) -> anyhow::Result<()> {

@@ -8,27 +8,17 @@
 //! (an unreachable provider stops the run: a suite measured against a
 //! provider that is down measures nothing).
 
-use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 use anyhow::Context;
-use groundcite_ask::{AskError, AskSettings, Retrieval};
-use groundcite_core::{AnswerForm, ChunkSet, Contract, Provenance, RefusalCode, WarningCode};
-use groundcite_eval::{
-    CaseRun, EvalResult, HallucinationCheck, RESULT_FORMAT, Suite, check_thresholds, compare,
-    hallucination_check, parse_threshold, report, score, summary,
-};
-use groundcite_index::{Embed, Index, IndexConfig};
-use groundcite_providers::pipeline::{AnswerError, Backend};
-use serde_json::json;
+use groundcite_app::eval::{Corpus, EvalPlan, run_suite, suite_settings};
+use groundcite_app::{ProcessEnv, ProviderFlags, RetrievalFlags, Settings, ask, config};
+use groundcite_eval::{EvalResult, Suite, compare, parse_threshold, report, summary};
+use groundcite_index::{Index, IndexConfig};
 
-use crate::answer_cmd::{self, ProviderArgs};
-use crate::config;
 use crate::input::{self, BadInput};
-use crate::retrieval_args::{self, RetrievalArgs};
 
 /// Largest suite file read.
 const MAX_SUITE_BYTES: u64 = 16 << 20;
@@ -67,9 +57,9 @@ pub struct EvalArgs {
     #[arg(long)]
     retrieval_only: bool,
     #[command(flatten)]
-    r: RetrievalArgs,
+    r: RetrievalFlags,
     #[command(flatten)]
-    p: ProviderArgs,
+    p: ProviderFlags,
 }
 
 fn read_limited(path: &Path, limit: u64, what: &str) -> Result<String, BadInput> {
@@ -85,12 +75,6 @@ fn read_limited(path: &Path, limit: u64, what: &str) -> Result<String, BadInput>
         ));
     }
     input::read_text(&name)
-}
-
-/// Where the answers come from.
-enum Source {
-    Index(Box<Index>),
-    Chunks(ChunkSet),
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
@@ -128,33 +112,20 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
 
-    let (file, _) = config::load(args.p.config.as_deref())?;
+    let (file, _) = config::load(args.p.config.as_deref(), &ProcessEnv)?;
     let base = args.suite.parent().unwrap_or(Path::new("."));
     let resolve = |p: &str| {
         let p = PathBuf::from(p);
         if p.is_absolute() { p } else { base.join(p) }
     };
-    let provider = answer_cmd::choose_provider(&args.p, &file)?;
-    // Flags > the suite's [settings] > groundcite.toml > the provider's default.
-    let mut r = args.r.clone();
-    r.top_k = r.top_k.or(suite.settings.top_k);
-    r.candidates = r.candidates.or(suite.settings.candidates);
-    if r.gate.is_none()
-        && let Some(g) = &suite.settings.gate
-    {
-        r.gate = Some(
-            g.parse()
-                .map_err(|e: String| BadInput::new(&suite_name, e))?,
-        );
-    }
-    let mut settings = retrieval_args::ask_settings(&r, &file, provider)?;
-    settings.profile = suite.settings.profile.unwrap_or_default();
-    settings.policy = suite.settings.claims.unwrap_or_default();
+    let resolver = Settings::new(&args.p, &file, &ProcessEnv);
+    let provider = resolver.provider()?;
+    let (settings, r) = suite_settings(&args.r, &suite, &suite_name, &file, provider)?;
     let embed = match &suite.corpus.docs {
-        Some(_) => retrieval_args::embedder(&r, &file)?,
+        Some(_) => crate::progress::embedder(&r, &file)?,
         None => None,
     };
-    let (source, corpus_label) = match (&suite.corpus.docs, &suite.corpus.chunks) {
+    let (corpus, corpus_label) = match (&suite.corpus.docs, &suite.corpus.chunks) {
         (Some(docs), _) => {
             let docs = resolve(docs);
             if !docs.is_dir() {
@@ -166,118 +137,61 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             }
             let dir = match &args.index {
                 Some(d) => PathBuf::from(d),
-                None => crate::ask_cmd::default_index_dir(&docs)?,
+                None => ask::default_index_dir(&docs, &ProcessEnv)?,
             };
             let mut index = Index::open_or_create(&dir)?;
             let cfg = IndexConfig {
                 base_url: suite.corpus.base_url.clone(),
                 ..IndexConfig::default()
             };
-            crate::index_cmd::update_with_progress(
-                &mut index,
-                &docs,
-                &cfg,
-                embed.as_deref(),
-                true,
-            )?;
-            (Source::Index(Box::new(index)), docs.display().to_string())
+            crate::progress::update_index(&mut index, &docs, &cfg, embed.as_deref(), true)?;
+            (Corpus::Index(Box::new(index)), docs.display().to_string())
         }
         (None, Some(chunks)) => {
             let path = resolve(chunks).display().to_string();
-            (Source::Chunks(input::read_chunks(&path)?), path)
+            (Corpus::Chunks(input::read_chunks(&path)?), path)
         }
-        (None, None) => unreachable_corpus()?,
+        // Suite::validate guarantees one of docs or chunks.
+        (None, None) => return Err(BadInput::new("corpus", "set docs or chunks").into()),
     };
     // Evidence sentences name their gold chunks through the corpus itself.
-    let all_chunks = match &source {
-        Source::Index(index) => index.all_chunks()?,
-        Source::Chunks(set) => set.chunks().to_vec(),
-    };
     suite
-        .resolve_evidence(&all_chunks)
+        .resolve_evidence(&corpus.all_chunks()?)
         .map_err(|e| BadInput::new(&suite_name, e.to_string()))?;
 
-    let backend = answer_cmd::backend(provider, &args.p, &file)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-
-    let started_at = crate::now_rfc3339();
-    let wall = Instant::now();
+    let backend = resolver.backend(provider)?;
     let total = suite.cases.len() as u64 * u64::from(args.repeat);
     let bar = progress(total, args.no_progress);
-    let mut runs = Vec::new();
-    let mut hallucination: Vec<HallucinationCheck> = Vec::new();
-    let mut model = None;
-    for case in &suite.cases {
-        for repeat in 1..=args.repeat {
-            bar.set_message(case.id.clone());
-            let run = run_case(
-                &runtime,
-                &source,
-                embed.as_deref(),
-                &backend,
-                &case.question,
-                &settings,
-                (&case.id, repeat, args.retrieval_only),
-            )?;
-            if repeat == 1 {
-                hallucination.push(hallucination_check(
-                    &case.id,
-                    &run.1,
-                    settings.profile,
-                    settings.policy,
-                    provenance(&case.question),
-                ));
-            }
-            if model.is_none() {
-                model.clone_from(&run.0.contract.model);
-            }
+    let plan = EvalPlan {
+        suite: &suite,
+        suite_path: suite_name,
+        corpus: &corpus,
+        corpus_label,
+        embed: embed.as_deref(),
+        backend: &backend,
+        settings: &settings,
+        repeat: args.repeat,
+        retrieval_only: args.retrieval_only,
+    };
+    let result = run_suite(
+        &plan,
+        &mut |case_id| bar.set_message(case_id.to_string()),
+        &mut |done| {
             if bar.is_hidden() {
                 eprintln!(
                     "eval: {}/{} {} {} ({:.0} ms)",
-                    runs.len() + 1,
-                    total,
-                    case.id,
-                    outcome_word(&run.0.contract),
-                    run.0.latency_ms
+                    done.done,
+                    done.total,
+                    done.case_id,
+                    done.outcome(),
+                    done.run.latency_ms
                 );
             }
-            runs.push(run.0);
             bar.inc(1);
-        }
-    }
+        },
+    )?;
     bar.finish_and_clear();
 
-    let (cases, metrics) = score(&suite, &runs, &hallucination);
-    let thresholds = check_thresholds(&suite.thresholds, &metrics);
-    let passed = thresholds.iter().all(|t| t.passed);
-    let result = EvalResult {
-        format: RESULT_FORMAT.to_string(),
-        suite: suite.name.clone(),
-        suite_path: suite_name,
-        provider: backend.generator().provider().to_string(),
-        model,
-        started_at,
-        wall_s: wall.elapsed().as_secs_f64(),
-        repeat: args.repeat,
-        settings: json!({
-            "corpus": corpus_label,
-            "top_k": settings.top_k,
-            "retrieval": if embed.is_some() { "hybrid" } else { "bm25" },
-            "gate": settings.gate,
-            "candidates": settings.candidates,
-            "match": settings.profile,
-            "claims": settings.policy,
-        }),
-        metrics,
-        cases,
-        runs,
-        hallucination,
-        thresholds,
-        passed,
-    };
     let comparison = old.as_ref().map(|o| compare(o, &result));
     let results_path = args.out.join("results.json");
     let report_path = args.out.join("report.html");
@@ -296,32 +210,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         report_path.display()
     )?;
     out.flush()?;
-    Ok(if passed {
+    Ok(if result.passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(4)
     })
-}
-
-fn unreachable_corpus() -> Result<(Source, String), BadInput> {
-    // Suite::validate guarantees one of docs or chunks.
-    Err(BadInput::new("corpus", "set docs or chunks"))
-}
-
-fn provenance(question: &str) -> Provenance {
-    Provenance {
-        trace_id: crate::new_trace_id(),
-        created_at: crate::now_rfc3339(),
-        question: Some(question.to_string()),
-        model: None,
-    }
-}
-
-fn outcome_word(c: &Contract) -> String {
-    match &c.refusal {
-        None => format!("answered, {} claim(s)", c.claims.len()),
-        Some(r) => format!("refused {:?}", r.code),
-    }
 }
 
 fn progress(total: u64, off: bool) -> indicatif::ProgressBar {
@@ -334,181 +227,4 @@ fn progress(total: u64, off: bool) -> indicatif::ProgressBar {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar
-}
-
-/// One run of one case: the pipeline, timed, and the chunks it retrieved
-/// (for the hallucination check).
-fn run_case(
-    runtime: &tokio::runtime::Runtime,
-    source: &Source,
-    embed: Option<&dyn Embed>,
-    backend: &Backend,
-    question: &str,
-    settings: &AskSettings,
-    (case_id, repeat, retrieval_only): (&str, u32, bool),
-) -> anyhow::Result<(CaseRun, ChunkSet)> {
-    let started = Instant::now();
-    let retrieval = match source {
-        Source::Index(index) => groundcite_ask::retrieve(index, embed, question, settings)?,
-        // A chunks corpus is what an upstream retriever returned: every
-        // chunk goes to the model, and there is no gate to apply.
-        Source::Chunks(chunks) => Retrieval::given(chunks.clone()),
-    };
-    let chunks = retrieval.chunks.clone();
-    let retrieved: Vec<String> = chunks.chunks().iter().map(|c| c.chunk_id.clone()).collect();
-    let gate_passed = retrieval.gate_passed();
-    let mut gate = groundcite_ask::gate_options(&retrieval, settings).to_value();
-    // The ranked candidates with their scores, for the report and tuning.
-    if let Some(o) = gate.as_object_mut() {
-        o.insert("candidates".into(), json!(retrieval.candidates));
-    }
-    let candidates: Vec<String> = retrieval
-        .candidates
-        .iter()
-        .map(|c| c.text.clone())
-        .collect();
-    let mut retrieval = retrieval;
-    if retrieval_only {
-        retrieval.verdict = groundcite_ask::Verdict::Refuse("retrieval only".into());
-    }
-    let prov = provenance(question);
-    let trace_id = prov.trace_id.clone();
-    let asked = runtime.block_on(groundcite_ask::answer(
-        retrieval,
-        Some(backend),
-        question,
-        settings,
-        prov.clone(),
-        &mut |_, _| true,
-    ));
-    let run = match asked {
-        Ok(asked) => {
-            let answered = asked.answered.as_ref();
-            let raw = answered.and_then(|a| a.raw_output.as_deref());
-            let form = answered.map_or(AnswerForm::Grounded, |a| a.form);
-            let (claims_in, citations_in) = produced(raw, form, &asked.contract);
-            if let (Some(o), Some(p)) =
-                (gate.as_object_mut(), answered.and_then(|a| a.p_answerable))
-            {
-                o.insert("p_answerable".into(), json!(p));
-            }
-            CaseRun {
-                case_id: case_id.to_string(),
-                repeat,
-                trace_id,
-                retrieved,
-                gate_passed,
-                claims_in,
-                citations_in,
-                latency_ms: ms(started),
-                generate_ms: answered.map(|a| a.generate_time.as_secs_f64() * 1000.0),
-                error: None,
-                stop_reason: answered.map(|a| a.stop_reason.as_str().to_string()),
-                candidates,
-                gate: Some(gate),
-                contract: asked.contract,
-            }
-        }
-        // A provider failure on one case is recorded (R3 with the error)
-        // rather than ending a long run; it counts in error_rate.
-        Err(AskError::Answer(AnswerError::Provider { error, .. })) => CaseRun {
-            case_id: case_id.to_string(),
-            repeat,
-            trace_id,
-            retrieved,
-            gate_passed,
-            claims_in: 0,
-            citations_in: 0,
-            latency_ms: ms(started),
-            generate_ms: None,
-            stop_reason: Some(
-                groundcite_providers::StopReason::of_error(&error)
-                    .as_str()
-                    .to_string(),
-            ),
-            error: Some(error.to_string()),
-            candidates,
-            gate: Some(gate),
-            contract: Contract::refused(RefusalCode::R3, prov, settings.profile, Vec::new()),
-        },
-        Err(e) => return Err(anyhow::anyhow!(e)),
-    };
-    Ok((run, chunks))
-}
-
-/// Claims and citations the model produced: counted in its raw output when
-/// that is a GroundedAnswer, else (native citations, prose) rebuilt from
-/// the contract: kept ones plus those its warnings say were dropped.
-fn produced(raw: Option<&str>, form: AnswerForm, c: &Contract) -> (usize, usize) {
-    // Repeats of a kept claim are dropped unchecked (`duplicate_claim`):
-    // the metrics are over the distinct claims, as the service's signals.
-    let repeats: BTreeSet<usize> = c
-        .warnings
-        .iter()
-        .filter(|w| w.code == WarningCode::DuplicateClaim)
-        .filter_map(|w| w.claim_index)
-        .collect();
-    if let Some(a) = raw.and_then(|r| form.parse_answer(r.as_bytes()).ok()) {
-        let distinct = a
-            .claims
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !repeats.contains(i));
-        let (claims, citations) =
-            distinct.fold((0, 0), |(n, c), (_, cl)| (n + 1, c + cl.citations.len()));
-        // Claims sent with `answerable: false` are dropped unread.
-        return (claims, citations);
-    }
-    let kept_citations: usize = c.claims.iter().map(|cl| cl.citations.len()).sum();
-    let dropped_citations = c
-        .warnings
-        .iter()
-        .filter(|w| w.citation_index.is_some())
-        .count();
-    let failed_claims = c
-        .warnings
-        .iter()
-        .filter(|w| w.code.is_verification_failure())
-        .count();
-    (
-        c.claims.len() + failed_claims,
-        kept_citations + dropped_citations,
-    )
-}
-
-fn ms(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
-}
-
-#[cfg(test)]
-mod tests {
-    use groundcite_core::{Chunk, GroundedAnswer, MatchProfile, verify};
-
-    use super::*;
-
-    #[test]
-    fn repeated_claims_are_not_counted_as_produced() {
-        let chunks: Vec<Chunk> = serde_json::from_str(
-            r#"[{"chunk_id": "c1", "content": "Refunds are available within 30 days."}]"#,
-        )
-        .expect("chunks");
-        let chunks = ChunkSet::new(chunks).expect("chunks");
-        let claim = r#"{"text": "Refunds take 30 days.", "citations": [{"chunk_id": "c1", "quote": "within 30 days"}, {"chunk_id": "c1", "quote": "Refunds are available"}]}"#;
-        let raw = format!(r#"{{"answerable": true, "claims": [{claim}, {claim}, {claim}]}}"#);
-        let answer: GroundedAnswer = serde_json::from_str(&raw).expect("answer");
-        let c = verify(
-            &answer,
-            &chunks,
-            MatchProfile::default(),
-            Provenance {
-                trace_id: "t".into(),
-                created_at: "2026-12-01T00:00:00Z".into(),
-                question: None,
-                model: None,
-            },
-        );
-        assert_eq!(c.claims.len(), 1);
-        // One distinct claim and its two citations, both verified.
-        assert_eq!(produced(Some(&raw), AnswerForm::Grounded, &c), (1, 2));
-    }
 }

@@ -1,15 +1,13 @@
 //! `groundcite index DIR`: build or refresh the embedded BM25 index of a
 //! docs folder (only changed files are re-read).
 
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use groundcite_index::{ChunkerConfig, Embed, Index, IndexConfig, UpdateReport};
+use groundcite_app::{ProcessEnv, RetrievalFlags, RetrievalMode, ask, config};
+use groundcite_index::{ChunkerConfig, Index, IndexConfig};
 
-use crate::config;
 use crate::input::BadInput;
-use crate::retrieval_args::{self, RetrievalArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct IndexArgs {
@@ -29,20 +27,21 @@ pub struct IndexArgs {
     /// Characters shared by consecutive pieces of a split paragraph.
     #[arg(long, value_name = "N")]
     overlap: Option<usize>,
-    /// Configuration file (default: ./groundcite.toml if it exists).
-    #[arg(long, value_name = "FILE")]
+    /// Configuration file (else ./groundcite.toml, else groundcite.toml in
+    /// the user configuration directory).
+    #[arg(long, value_name = "FILE", env = "GROUNDCITE_CONFIG")]
     config: Option<String>,
     /// `hybrid` (default) also embeds every sentence for dense retrieval
     /// (when the embedding model is installed); `bm25` does not.
     #[arg(long, value_enum)]
-    retrieval: Option<retrieval_args::RetrievalMode>,
+    retrieval: Option<RetrievalMode>,
     /// The sentence-embedding model's folder (see `groundcite ask --help`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "GROUNDCITE_EMBED_MODEL")]
     embed_model: Option<String>,
 }
 
 pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
-    let (file, _) = config::load(args.config.as_deref())?;
+    let (file, _) = config::load(args.config.as_deref(), &ProcessEnv)?;
     let docs = PathBuf::from(&args.docs);
     if !docs.is_dir() {
         return Err(BadInput::new(&args.docs, "is not a directory").into());
@@ -67,20 +66,17 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
             .clone()
             .or_else(|| file.ask.base_url.clone()),
     };
-    let index_dir = match args.index.clone().or_else(|| file.ask.index.clone()) {
-        Some(d) => PathBuf::from(d),
-        None => crate::ask_cmd::default_index_dir(&docs)?,
-    };
-    let embed = retrieval_args::embedder(
-        &RetrievalArgs {
+    let index_dir = ask::index_dir(args.index.as_deref(), &file, &docs, &ProcessEnv)?;
+    let embed = crate::progress::embedder(
+        &RetrievalFlags {
             retrieval: args.retrieval,
             embed_model: args.embed_model.clone(),
-            ..RetrievalArgs::default()
+            ..RetrievalFlags::default()
         },
         &file,
     )?;
     let mut index = Index::open_or_create(&index_dir)?;
-    let report = update_with_progress(&mut index, &docs, &cfg, embed.as_deref(), false)?;
+    let report = crate::progress::update_index(&mut index, &docs, &cfg, embed.as_deref(), false)?;
     let stats = index.stats();
     println!(
         "{}: {} added, {} changed, {} removed, {} unchanged; {} chunks written, {} in the index, {} sentence vectors ({})",
@@ -95,48 +91,4 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
         index_dir.display()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Updates `index` from `docs`, with a progress bar on a terminal when there
-/// are many files, and a line per skipped file on stderr. `quiet_when_unchanged`
-/// keeps `ask` silent when nothing changed.
-pub fn update_with_progress(
-    index: &mut Index,
-    docs: &Path,
-    cfg: &IndexConfig,
-    embed: Option<&dyn Embed>,
-    quiet_when_unchanged: bool,
-) -> anyhow::Result<UpdateReport> {
-    let bar = indicatif::ProgressBar::hidden();
-    let show = std::io::stderr().is_terminal();
-    // Embedding makes even a small folder take seconds: show the bar then.
-    let at_least = if embed.is_some() { 1 } else { 50 };
-    let report = index.update_with(docs, cfg, embed, &mut |p| {
-        if show && p.total >= at_least && bar.is_hidden() {
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            bar.set_length(p.total as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("indexing {bar:40} {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-        }
-        bar.set_position(p.done as u64);
-        bar.set_message(p.path.to_string());
-    })?;
-    bar.finish_and_clear();
-    for (path, reason) in &report.skipped {
-        eprintln!("note: skipped {path}: {reason}");
-    }
-    let touched = report.added + report.changed + report.removed;
-    if touched > 0 && quiet_when_unchanged {
-        eprintln!(
-            "indexed {}: {} added, {} changed, {} removed ({} chunks)",
-            docs.display(),
-            report.added,
-            report.changed,
-            report.removed,
-            report.total_chunks
-        );
-    }
-    Ok(report)
 }

@@ -52,6 +52,28 @@ impl fmt::Display for BadInput {
 
 impl std::error::Error for BadInput {}
 
+/// A setting that cannot be used is bad input (exit 2), shown the same way.
+impl From<groundcite_app::SettingsError> for BadInput {
+    fn from(e: groundcite_app::SettingsError) -> BadInput {
+        match e {
+            groundcite_app::SettingsError::File {
+                file,
+                line,
+                column,
+                key,
+                message,
+            } => BadInput {
+                file,
+                line,
+                column,
+                path: key,
+                message,
+            },
+            other => BadInput::new(other.subject(), other.message()),
+        }
+    }
+}
+
 /// Display name of an input argument.
 pub fn display_name(path: &str) -> String {
     if path == "-" {

@@ -8,13 +8,12 @@
 
 mod answer_cmd;
 mod ask_cmd;
-mod config;
 mod convert_cmd;
 mod eval_cmd;
 mod index_cmd;
 mod input;
 mod parse_cmd;
-mod retrieval_args;
+mod progress;
 mod schema_cmd;
 mod serve_cmd;
 mod trace_cmd;
@@ -23,7 +22,7 @@ mod verify_cmd;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 // Many small, short-lived allocations (JSON trees, strings) per request or
 // batch line: mimalloc handles them faster than glibc's malloc.
@@ -33,7 +32,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// groundcite: every claim a user sees is linked to a chunk that was really
 /// retrieved and to a quote that really is in that chunk.
 #[derive(Debug, Parser)]
-#[command(name = "groundcite", version, about, long_about = None)]
+#[command(name = "groundcite", version = version(), about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -84,10 +83,63 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Create API keys for `serve`.
     Key(serve_cmd::KeyArgs),
+    /// Print a shell completion script (e.g. `groundcite completions bash >
+    /// /etc/bash_completion.d/groundcite`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout (e.g. `groundcite man >
+    /// groundcite.1`).
+    Man,
+}
+
+/// `--version`: the crate version and the features this binary was built
+/// with (the embedded model, Amazon Bedrock).
+fn version() -> &'static str {
+    let features = groundcite_app::features();
+    let text = if features.is_empty() {
+        format!("{} (features: none)", env!("CARGO_PKG_VERSION"))
+    } else {
+        format!(
+            "{} (features: {})",
+            env!("CARGO_PKG_VERSION"),
+            features.join(", ")
+        )
+    };
+    // Once per process, for clap's static string.
+    Box::leak(text.into_boxed_str())
+}
+
+/// Diagnostics on stderr for every command: the filter is GROUNDCITE_LOG,
+/// else RUST_LOG, else `default` (warnings for commands, info for the
+/// service); colour only for a person at a terminal, and never with
+/// NO_COLOR set (<https://no-color.org>).
+pub(crate) fn init_logging(default: &str, json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("GROUNDCITE_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| EnvFilter::new(default));
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour);
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The service sets up its own (JSON by default) before it starts.
+    if !matches!(cli.command, Command::Serve(_)) {
+        init_logging("warn", false);
+    }
     let result = match cli.command {
         Command::Verify(args) => verify_cmd::run(args),
         Command::Schema(args) => schema_cmd::run(args),
@@ -100,6 +152,19 @@ fn main() -> ExitCode {
         Command::Trace(args) => trace_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Key(args) => serve_cmd::key(args),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "groundcite",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => clap_mangen::Man::new(Cli::command())
+            .render(&mut std::io::stdout())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => code,
@@ -122,7 +187,11 @@ fn report(err: anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
-    let code = if err.downcast_ref::<input::BadInput>().is_some() {
+    let code = if err.downcast_ref::<input::BadInput>().is_some()
+        || err
+            .downcast_ref::<groundcite_app::SettingsError>()
+            .is_some()
+    {
         2
     } else if err.downcast_ref::<parse_cmd::CitationFormat>().is_some() {
         3
@@ -141,5 +210,13 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         <super::Cli as clap::CommandFactory>::command().debug_assert();
+    }
+
+    #[test]
+    fn version_names_the_built_features() {
+        let v = super::version();
+        assert!(v.starts_with(env!("CARGO_PKG_VERSION")), "{v}");
+        assert_eq!(v.contains("local"), cfg!(feature = "local"), "{v}");
+        assert_eq!(v.contains("bedrock"), cfg!(feature = "bedrock"), "{v}");
     }
 }

@@ -6,33 +6,39 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::retrieval_args::{self, RetrievalArgs};
 use anyhow::Context;
+use groundcite_app::{
+    FileConfig, ProcessEnv, ProviderFlags, ProviderName, RetrievalFlags, Settings, ask, config,
+};
 use groundcite_core::{ClaimPolicy, MatchProfile};
 use groundcite_index::{Index, IndexConfig};
 use groundcite_server::{ApiKeys, AppState, Corpus, Limits, ServerConfig, Store, key_digest};
 
-use crate::answer_cmd::{self, ProviderArgs, ProviderName};
-use crate::config::{self, FileConfig};
 use crate::input::BadInput;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Address to listen on (else `[serve] addr`, GROUNDCITE_ADDR, 127.0.0.1:8787).
-    #[arg(long, value_name = "HOST:PORT")]
+    /// Address to listen on (else `[serve] addr`, else 127.0.0.1:8787).
+    #[arg(long, value_name = "HOST:PORT", env = "GROUNDCITE_ADDR")]
     addr: Option<String>,
     /// Trace store: a SQLite file, `sqlite://PATH`, or `postgres://…` (else
-    /// `[serve] database`, GROUNDCITE_DATABASE, the data directory's
+    /// `[serve] database`, `[ask] database`, the data directory's
     /// traces.sqlite3).
-    #[arg(long, visible_alias = "database-url", value_name = "URL")]
+    #[arg(
+        long,
+        visible_alias = "database-url",
+        value_name = "URL",
+        env = "GROUNDCITE_DATABASE"
+    )]
     database: Option<String>,
     /// API keys: a TOML file of `[[keys]] tenant = "…" sha256 = "…"` (else
-    /// `[serve] api_keys_file`, GROUNDCITE_API_KEYS_FILE).
-    #[arg(long, value_name = "FILE")]
+    /// `[serve] api_keys_file`).
+    #[arg(long, value_name = "FILE", env = "GROUNDCITE_API_KEYS_FILE")]
     api_keys_file: Option<String>,
     /// Serve without API keys: one anonymous tenant that reads every trace.
-    /// For a single-user service on a trusted host only.
-    #[arg(long, conflicts_with = "api_keys_file")]
+    /// For a single-user service on a trusted host only; any key file set
+    /// in the environment or the file is then ignored.
+    #[arg(long)]
     no_auth: bool,
     /// Serve verification only: no model for `/v1/answer` and
     /// `/v1/chat/completions` (they answer 501).
@@ -67,7 +73,7 @@ pub struct ServeArgs {
     index: Option<String>,
     /// Retrieval and the gate of /v1/ask (as `groundcite ask`).
     #[command(flatten)]
-    r: RetrievalArgs,
+    r: RetrievalFlags,
     /// Base URL of the documents: a chunk's `source_url` is this URL + the
     /// document's path (else `[ask] base_url`; none: `source_url` is null).
     #[arg(long, value_name = "URL")]
@@ -100,7 +106,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
     #[command(flatten)]
-    p: ProviderArgs,
+    p: ProviderFlags,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -164,18 +170,14 @@ pub fn key(args: KeyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    init_logging(args.log_format);
-    let (file, _) = config::load(args.p.config.as_deref())?;
+    crate::init_logging("info", args.log_format == LogFormat::Json);
+    let (file, _) = config::load(args.p.config.as_deref(), &ProcessEnv)?;
+    // Flag or environment (clap reads GROUNDCITE_ADDR), then the file.
     let addr_text = args
         .addr
         .clone()
         .or_else(|| file.serve.addr.clone())
-        .or_else(|| env("GROUNDCITE_ADDR"))
         .unwrap_or_else(|| "127.0.0.1:8787".into());
     let addr: SocketAddr = addr_text
         .parse()
@@ -187,7 +189,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .api_keys_file
             .clone()
             .or_else(|| file.serve.api_keys_file.clone())
-            .or_else(|| env("GROUNDCITE_API_KEYS_FILE"))
             .ok_or_else(|| {
                 BadInput::new(
                     "--api-keys-file",
@@ -196,19 +197,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             })?;
         ApiKeys::load(&PathBuf::from(&path)).map_err(|m| BadInput::new("--api-keys-file", m))?
     };
-    let database = match args
-        .database
-        .clone()
-        .or_else(|| file.serve.database.clone())
-    {
-        Some(url) => url,
-        None => crate::ask_cmd::database_url(None, &file)?,
-    };
+    let database = ask::database_url(
+        args.database.as_deref(),
+        file.serve.database.as_deref(),
+        &file,
+        &ProcessEnv,
+    )?;
     let (backend, chat) = if args.no_model {
         (None, None)
     } else {
-        let provider = answer_cmd::choose_provider(&args.p, &file)?;
-        let backend = answer_cmd::backend(provider, &args.p, &file)?;
+        let resolver = Settings::new(&args.p, &file, &ProcessEnv);
+        let provider = resolver.provider()?;
+        let backend = resolver.backend(provider)?;
         // The OpenAI-compatible endpoint serves the embedded model only.
         let chat = (provider == ProviderName::Local).then(|| backend.shared_generator());
         (Some(backend), chat)
@@ -272,24 +272,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 /// The corpus of `/v1/ask`, when `--docs` or `[ask] docs` names one: the
 /// index brought up to date (changed files only) before the socket opens.
 fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Corpus>> {
-    let Some(docs) = args.docs.clone().or_else(|| file.ask.docs.clone()) else {
+    let docs = ask::docs_dir(args.docs.as_deref(), file)
+        .map_err(|e| BadInput::new("--docs", e.to_string()))?;
+    let Some(docs) = docs else {
         return Ok(None);
     };
-    let docs = PathBuf::from(docs);
-    if !docs.is_dir() {
-        return Err(
-            BadInput::new("--docs", format!("{} is not a directory", docs.display())).into(),
-        );
-    }
-    let provider = crate::answer_cmd::choose_provider(&args.p, file)?;
-    let mut settings = retrieval_args::ask_settings(&args.r, file, provider)?;
+    let resolver = Settings::new(&args.p, file, &ProcessEnv);
+    let provider = resolver.provider()?;
+    let mut settings = ask::ask_settings(&args.r, file, provider)?;
     settings.profile = args.profile;
     settings.policy = args.policy;
-    let index_dir = match args.index.clone().or_else(|| file.ask.index.clone()) {
-        Some(d) => PathBuf::from(d),
-        None => crate::ask_cmd::default_index_dir(&docs)?,
-    };
-    let embed = retrieval_args::embedder(&args.r, file)?;
+    let index_dir = ask::index_dir(args.index.as_deref(), file, &docs, &ProcessEnv)?;
+    let embed = crate::progress::embedder(&args.r, file)?;
     let mut index = Index::open_or_create(&index_dir)?;
     let cfg = IndexConfig {
         base_url: args
@@ -299,13 +293,8 @@ fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Cor
         ..IndexConfig::default()
     };
     // Prints what changed (stderr); the service logs the corpus size once serving.
-    crate::index_cmd::update_with_progress(&mut index, &docs, &cfg, embed.as_deref(), true)?;
-    let quotes = args
-        .p
-        .quotes
-        .clone()
-        .or_else(|| file.local.quotes.clone())
-        .unwrap_or_else(|| "verbatim".into());
+    crate::progress::update_index(&mut index, &docs, &cfg, embed.as_deref(), true)?;
+    let quotes = resolver.quotes().as_str().to_string();
     Ok(Some(Corpus {
         index: std::sync::Arc::new(index),
         embed,
@@ -316,18 +305,4 @@ fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Cor
             ..Default::default()
         },
     }))
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("GROUNDCITE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        // Colour codes only for a person at a terminal, never in log files.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
-    let _ = match format {
-        LogFormat::Json => builder.json().try_init(),
-        LogFormat::Text => builder.try_init(),
-    };
 }

@@ -8,19 +8,20 @@ use anyhow::Context;
 use groundcite_core::{Contract, render_text};
 use groundcite_store::{Store, TraceRecord};
 
-use crate::config;
 use crate::input::BadInput;
 use crate::verify_cmd::Format;
+use groundcite_app::{ProcessEnv, ask, config};
 
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
     #[command(subcommand)]
     command: TraceCommand,
     /// Trace store: a SQLite file or a postgres:// URL (default: as `ask`).
-    #[arg(long, value_name = "URL", global = true)]
+    #[arg(long, value_name = "URL", global = true, env = "GROUNDCITE_DATABASE")]
     database: Option<String>,
-    /// Configuration file (default: ./groundcite.toml if it exists).
-    #[arg(long, value_name = "FILE", global = true)]
+    /// Configuration file (else ./groundcite.toml, else groundcite.toml in
+    /// the user configuration directory).
+    #[arg(long, value_name = "FILE", global = true, env = "GROUNDCITE_CONFIG")]
     config: Option<String>,
 }
 
@@ -51,8 +52,8 @@ enum TraceCommand {
 }
 
 pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
-    let (file, _) = config::load(args.config.as_deref())?;
-    let url = crate::ask_cmd::database_url(args.database.as_deref(), &file)?;
+    let (file, _) = config::load(args.config.as_deref(), &ProcessEnv)?;
+    let url = ask::database_url(args.database.as_deref(), None, &file, &ProcessEnv)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

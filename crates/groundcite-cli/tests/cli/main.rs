@@ -11,6 +11,7 @@ mod cli_answer;
 mod cli_ask;
 mod cli_eval;
 mod cli_parse;
+mod cli_settings;
 mod cli_verify;
 mod schema_cli;
 mod serve_ask;

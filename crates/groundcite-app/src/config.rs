@@ -1,7 +1,12 @@
-//! `groundcite.toml`: provider settings for `groundcite answer`.
+//! `groundcite.toml`: the settings file of every command.
 //!
-//! Precedence, highest first: command-line flags, environment variables
-//! (names in `groundcite_providers::env`), this file, defaults. Secrets (API
+//! Precedence, highest first, for every setting of every command:
+//! command-line flags, environment variables (names in
+//! `groundcite_providers::env` and on each flag's `--help`), this file,
+//! defaults. The file is found by [`discover`]: `--config`,
+//! `GROUNDCITE_CONFIG`, `./groundcite.toml`, then `groundcite.toml` in the
+//! user configuration directory (`$XDG_CONFIG_HOME/groundcite/`, else
+//! `~/.config/groundcite/`). Secrets (API
 //! keys, client secrets, tokens) are read from the environment only; a file
 //! that holds one is rejected, so a key cannot end up in version control.
 //!
@@ -75,44 +80,67 @@
 //! cors_origins = []           # CORS is off unless origins are listed
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use groundcite_ask::GateMode;
 use serde::Deserialize;
 
-use crate::input::BadInput;
+use crate::env::Env;
+use crate::error::SettingsError;
+use crate::values::{
+    AzureApi, AzureAuth, ClaimTextMode, NativeSources, ProviderName, Quotes, ResponseFormat,
+    RetrievalMode, ServerKind, TokenLimit,
+};
 
-/// The default file, looked up in the working directory.
+/// The file looked up in the working directory (and in the user
+/// configuration directory).
 pub const DEFAULT_CONFIG_FILE: &str = "groundcite.toml";
+
+/// The variable naming the configuration file when `--config` does not.
+pub const CONFIG_ENV: &str = "GROUNDCITE_CONFIG";
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
-    pub provider: Option<String>,
+    /// `provider`.
+    pub provider: Option<ProviderName>,
+    /// `max_tokens`.
     pub max_tokens: Option<u32>,
+    /// `temperature`.
     pub temperature: Option<f64>,
+    /// `timeout_secs`: one attempt, body included.
     pub timeout_secs: Option<f64>,
+    /// `connect_timeout_secs`.
     pub connect_timeout_secs: Option<f64>,
+    /// `max_retries`.
     pub max_retries: Option<u32>,
+    /// `[openai]`.
     #[serde(default)]
     pub openai: OpenAiSection,
+    /// `[azure]`.
     #[serde(default)]
     pub azure: AzureSection,
+    /// `[anthropic]`.
     #[serde(default)]
     pub anthropic: AnthropicSection,
+    /// `[openai_compatible]`.
     #[serde(default)]
     pub openai_compatible: CompatSection,
-    // Parsed in every build (the file stays valid), read only with the
-    // `bedrock` feature.
-    #[cfg_attr(not(feature = "bedrock"), allow(dead_code))]
+    /// `[bedrock]`: parsed in every build (the file stays valid), used only
+    /// with the `bedrock` feature.
     #[serde(default)]
     pub bedrock: BedrockSection,
+    /// `[answer]`.
     #[serde(default)]
     pub answer: AnswerSection,
+    /// `[local]`.
     #[serde(default)]
     pub local: LocalSection,
+    /// `[ask]`.
     #[serde(default)]
     pub ask: AskSection,
+    /// `[serve]`.
     #[serde(default)]
     pub serve: ServeSection,
 }
@@ -121,11 +149,17 @@ pub struct FileConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServeSection {
+    /// Address to listen on.
     pub addr: Option<String>,
+    /// The API key file.
     pub api_keys_file: Option<String>,
+    /// The trace store.
     pub database: Option<String>,
+    /// Days traces are kept.
     pub retention_days: Option<u32>,
+    /// MiB for recognising chunks stored before.
     pub chunk_cache_mb: Option<u32>,
+    /// Origins allowed to call from a browser.
     #[serde(default)]
     pub cors_origins: Vec<String>,
 }
@@ -134,9 +168,13 @@ pub struct ServeSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LocalSection {
+    /// The GGUF file.
     pub model_path: Option<String>,
-    pub quotes: Option<String>,
-    pub claim_text: Option<String>,
+    /// How quotes are held to the chunk.
+    pub quotes: Option<Quotes>,
+    /// What claim text may be.
+    pub claim_text: Option<ClaimTextMode>,
+    /// Decoding threads.
     pub threads: Option<u32>,
 }
 
@@ -144,16 +182,27 @@ pub struct LocalSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AskSection {
+    /// The docs folder.
     pub docs: Option<String>,
+    /// Where its index lives.
     pub index: Option<String>,
+    /// `source_url` = base_url + path.
     pub base_url: Option<String>,
+    /// Chunks retrieved.
     pub top_k: Option<usize>,
+    /// The trace store.
     pub database: Option<String>,
-    pub gate: Option<String>,
+    /// When to refuse before the model.
+    pub gate: Option<GateMode>,
+    /// Candidate sentences for the embedded model.
     pub candidates: Option<usize>,
-    pub retrieval: Option<crate::retrieval_args::RetrievalMode>,
+    /// How chunks are found.
+    pub retrieval: Option<RetrievalMode>,
+    /// The sentence-embedding model's folder.
     pub embed_model: Option<String>,
+    /// Evidence gate: best sentence cosine.
     pub min_similarity: Option<f32>,
+    /// Evidence gate: the model's probability of answering.
     pub min_p_answerable: Option<f32>,
 }
 
@@ -161,7 +210,9 @@ pub struct AskSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpenAiSection {
+    /// API base URL.
     pub base_url: Option<String>,
+    /// Model.
     pub model: Option<String>,
 }
 
@@ -169,16 +220,27 @@ pub struct OpenAiSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AzureSection {
+    /// Resource endpoint.
     pub endpoint: Option<String>,
+    /// Deployment name.
     pub deployment: Option<String>,
-    pub api: Option<String>,
+    /// Route.
+    pub api: Option<AzureApi>,
+    /// api-version of the versioned route.
     pub api_version: Option<String>,
-    pub auth: Option<String>,
+    /// Credential.
+    pub auth: Option<AzureAuth>,
+    /// Entra tenant.
     pub tenant_id: Option<String>,
+    /// Application (client) ID.
     pub client_id: Option<String>,
+    /// Workload identity's token file.
     pub federated_token_file: Option<String>,
+    /// Token scope.
     pub scope: Option<String>,
+    /// Entra authority host.
     pub authority_host: Option<String>,
+    /// IMDS endpoint (tests).
     pub imds_endpoint: Option<String>,
 }
 
@@ -186,19 +248,25 @@ pub struct AzureSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AnthropicSection {
+    /// API base URL.
     pub base_url: Option<String>,
+    /// Model.
     pub model: Option<String>,
-    pub native_sources: Option<String>,
+    /// How native citations receive the chunks.
+    pub native_sources: Option<NativeSources>,
 }
 
 /// `[bedrock]`: Amazon Bedrock Converse.
-#[cfg_attr(not(feature = "bedrock"), allow(dead_code))]
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BedrockSection {
+    /// Model ID, inference profile ID or ARN.
     pub model_id: Option<String>,
+    /// AWS region.
     pub region: Option<String>,
+    /// Endpoint URL.
     pub endpoint_url: Option<String>,
+    /// `toolSpec.strict`.
     pub strict: Option<bool>,
 }
 
@@ -206,6 +274,7 @@ pub struct BedrockSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AnswerSection {
+    /// A caller's own schema file.
     pub schema: Option<String>,
 }
 
@@ -213,12 +282,19 @@ pub struct AnswerSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompatSection {
+    /// API base URL.
     pub base_url: Option<String>,
+    /// Model.
     pub model: Option<String>,
-    pub server: Option<String>,
+    /// Server kind (sets its quirks).
+    pub server: Option<ServerKind>,
+    /// Send `strict: true`.
     pub strict: Option<bool>,
-    pub response_format: Option<String>,
-    pub token_limit_field: Option<String>,
+    /// Structured-output request shape.
+    pub response_format: Option<ResponseFormat>,
+    /// Token limit field.
+    pub token_limit_field: Option<TokenLimit>,
+    /// Ask for usage in the stream.
     pub stream_usage: Option<bool>,
 }
 
@@ -236,42 +312,70 @@ const SECRET_KEYS: &[&str] = &[
     "aws_session_token",
 ];
 
-/// Loads `--config PATH` (which must exist) or `./groundcite.toml` (if it
-/// exists); the path shown in messages comes back with it.
-pub fn load(explicit: Option<&str>) -> Result<(FileConfig, Option<String>), BadInput> {
-    let path = match explicit {
-        Some(p) => p.to_string(),
-        None if Path::new(DEFAULT_CONFIG_FILE).is_file() => DEFAULT_CONFIG_FILE.to_string(),
-        None => return Ok((FileConfig::default(), None)),
+/// The configuration file to read: `explicit` (`--config`, which must
+/// exist), else `GROUNDCITE_CONFIG` (which must exist), else
+/// `./groundcite.toml`, else `groundcite.toml` in the user configuration
+/// directory, when either exists; `None` when there is none.
+pub fn discover(explicit: Option<&str>, env: &dyn Env) -> Option<PathBuf> {
+    if let Some(p) = explicit {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(p) = env.var(CONFIG_ENV) {
+        return Some(PathBuf::from(p));
+    }
+    let local = PathBuf::from(DEFAULT_CONFIG_FILE);
+    if local.is_file() {
+        return Some(local);
+    }
+    let user = env
+        .var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env.var("HOME").map(|h| Path::new(&h).join(".config")))?
+        .join("groundcite")
+        .join(DEFAULT_CONFIG_FILE);
+    user.is_file().then_some(user)
+}
+
+/// Reads the file [`discover`] finds; the path shown in messages comes back
+/// with it. No file is the defaults.
+pub fn load(
+    explicit: Option<&str>,
+    env: &dyn Env,
+) -> Result<(FileConfig, Option<String>), SettingsError> {
+    let Some(path) = discover(explicit, env) else {
+        return Ok((FileConfig::default(), None));
     };
+    let name = path.display().to_string();
     let text = std::fs::read_to_string(&path)
-        .map_err(|e| BadInput::new(&path, format!("cannot read the configuration: {e}")))?;
-    let config = parse(&path, &text)?;
-    Ok((config, Some(path)))
+        .map_err(|e| SettingsError::file(&name, format!("cannot read the configuration: {e}")))?;
+    let config = parse(&name, &text)?;
+    Ok((config, Some(name)))
 }
 
 /// Parses a configuration file's text.
-pub fn parse(name: &str, text: &str) -> Result<FileConfig, BadInput> {
+pub fn parse(name: &str, text: &str) -> Result<FileConfig, SettingsError> {
     let line_of = |span: Option<std::ops::Range<usize>>| {
         span.map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
     };
-    let table: toml::Table = toml::from_str(text).map_err(|e| BadInput {
-        line: line_of(e.span()),
-        ..BadInput::new(name, e.message().trim().to_string())
-    })?;
+    let error = |line, message: &str| SettingsError::File {
+        file: name.to_string(),
+        line,
+        column: None,
+        key: None,
+        message: message.trim().to_string(),
+    };
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| error(line_of(e.span()), e.message()))?;
     if let Some(path) = secret_key(&table, "") {
-        return Err(BadInput {
-            path: Some(path),
-            ..BadInput::new(
-                name,
-                "groundcite.toml must not hold secrets; set the key in the environment instead (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, AZURE_CLIENT_SECRET, ANTHROPIC_API_KEY, GROUNDCITE_COMPAT_API_KEY or the AWS SDK's own variables and profiles)",
-            )
+        return Err(SettingsError::File {
+            file: name.to_string(),
+            line: None,
+            column: None,
+            key: Some(path),
+            message: "groundcite.toml must not hold secrets; set the key in the environment instead (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, AZURE_CLIENT_SECRET, ANTHROPIC_API_KEY, GROUNDCITE_COMPAT_API_KEY or the AWS SDK's own variables and profiles)".into(),
         });
     }
-    toml::from_str(text).map_err(|e: toml::de::Error| BadInput {
-        line: line_of(e.span()),
-        ..BadInput::new(name, e.message().trim().to_string())
-    })
+    toml::from_str(text).map_err(|e: toml::de::Error| error(line_of(e.span()), e.message()))
 }
 
 fn secret_key(table: &toml::Table, prefix: &str) -> Option<String> {
@@ -296,6 +400,7 @@ fn secret_key(table: &toml::Table, prefix: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::env::MapEnv;
 
     #[test]
     fn parses_the_documented_example() {
@@ -311,20 +416,63 @@ mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         let c = parse("example", &doc).unwrap();
-        assert_eq!(c.provider.as_deref(), Some("azure"));
-        assert_eq!(c.azure.auth.as_deref(), Some("api-key"));
+        assert_eq!(c.provider, Some(ProviderName::Azure));
+        assert_eq!(c.azure.auth, Some(AzureAuth::ApiKey));
+        assert_eq!(c.azure.api, Some(AzureApi::V1));
+        assert_eq!(c.openai_compatible.server, Some(ServerKind::Vllm));
         assert_eq!(c.openai_compatible.stream_usage, Some(true));
         assert_eq!(c.bedrock.strict, Some(true));
         assert_eq!(c.answer.schema.as_deref(), Some("my_schema.json"));
+        assert_eq!(c.local.quotes, Some(Quotes::Verbatim));
+        assert_eq!(c.ask.gate, Some(GateMode::Evidence));
+        assert_eq!(c.ask.retrieval, Some(RetrievalMode::Hybrid));
     }
 
     #[test]
-    fn rejects_secrets_and_unknown_keys() {
+    fn rejects_secrets_unknown_keys_and_unknown_values() {
         let e = parse("g.toml", "[openai]\napi_key = \"sk-x\"\n").unwrap_err();
-        assert_eq!(e.path.as_deref(), Some("openai.api_key"));
+        assert!(matches!(&e, SettingsError::File { key: Some(k), .. } if k == "openai.api_key"));
         assert!(!e.to_string().contains("sk-x"));
         let e = parse("g.toml", "provider = \"openai\"\nmodle = \"x\"\n").unwrap_err();
-        assert_eq!(e.line, Some(2));
-        assert!(e.message.contains("modle"), "{e}");
+        assert!(
+            matches!(&e, SettingsError::File { line: Some(2), .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("modle"), "{e}");
+        // A fixed-value setting names the values it accepts, with the line.
+        let e = parse("g.toml", "\n[local]\nquotes = \"some\"\n").unwrap_err();
+        assert!(
+            matches!(&e, SettingsError::File { line: Some(3), .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("verbatim"), "{e}");
+    }
+
+    #[test]
+    fn discovery_order_is_flag_env_working_dir_user_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("groundcite");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(user.join(DEFAULT_CONFIG_FILE), "provider = \"openai\"\n").unwrap();
+        let xdg = dir.path().display().to_string();
+        let env = MapEnv::of([("XDG_CONFIG_HOME", xdg.as_str())]);
+        // The tests run in the crate directory, which has no groundcite.toml.
+        assert!(!Path::new(DEFAULT_CONFIG_FILE).exists());
+        assert_eq!(discover(None, &env), Some(user.join(DEFAULT_CONFIG_FILE)));
+        let env = MapEnv::of([
+            ("XDG_CONFIG_HOME", xdg.as_str()),
+            (CONFIG_ENV, "from-env.toml"),
+        ]);
+        assert_eq!(discover(None, &env), Some(PathBuf::from("from-env.toml")));
+        assert_eq!(
+            discover(Some("flag.toml"), &env),
+            Some(PathBuf::from("flag.toml"))
+        );
+        let (c, name) = load(None, &MapEnv::of([("XDG_CONFIG_HOME", xdg.as_str())])).unwrap();
+        assert_eq!(c.provider, Some(ProviderName::Openai));
+        assert!(name.is_some());
+        // Named but absent is an error, not the defaults.
+        assert!(load(Some("/nonexistent/g.toml"), &MapEnv::default()).is_err());
+        assert!(load(None, &MapEnv::default()).unwrap().1.is_none());
     }
 }

@@ -1,0 +1,312 @@
+//! Settings precedence, for every source: flag > environment > file >
+//! default. The environment is a map, so nothing here touches the
+//! process's.
+
+use groundcite_ask::GateMode;
+
+use crate::ask::{self, DATABASE_ENV};
+use crate::config::{self, FileConfig};
+use crate::env::MapEnv;
+use crate::flags::{ProviderFlags, RetrievalFlags};
+use crate::values::{ProviderName, Quotes};
+use crate::{PROVIDER_ENV, Settings, SettingsError};
+
+fn file(text: &str) -> FileConfig {
+    config::parse("groundcite.toml", text).expect("valid file")
+}
+
+const FILE: &str = r#"
+provider = "anthropic"
+[openai]
+model = "file-model"
+base_url = "http://file.invalid/v1"
+[anthropic]
+model = "file-claude"
+[azure]
+endpoint = "https://file.openai.azure.com"
+deployment = "file-deployment"
+[openai_compatible]
+base_url = "http://file-compat.invalid/v1"
+model = "file-compat-model"
+[bedrock]
+model_id = "file.bedrock"
+[local]
+quotes = "words"
+[ask]
+database = "file.sqlite3"
+gate = "off"
+top_k = 5
+[serve]
+database = "serve-file.sqlite3"
+"#;
+
+#[test]
+fn provider_is_flag_then_env_then_file_then_local() {
+    let f = file(FILE);
+    let none = ProviderFlags::default();
+    let flag = ProviderFlags {
+        provider: Some(ProviderName::Openai),
+        ..ProviderFlags::default()
+    };
+    let env = MapEnv::of([(PROVIDER_ENV, "azure")]);
+    let empty = MapEnv::default();
+    assert_eq!(
+        Settings::new(&flag, &f, &env).provider().unwrap(),
+        ProviderName::Openai
+    );
+    assert_eq!(
+        Settings::new(&none, &f, &env).provider().unwrap(),
+        ProviderName::Azure
+    );
+    assert_eq!(
+        Settings::new(&none, &f, &empty).provider().unwrap(),
+        ProviderName::Anthropic
+    );
+    let default = FileConfig::default();
+    assert_eq!(
+        Settings::new(&none, &default, &empty).provider().unwrap(),
+        ProviderName::Local
+    );
+    // A bad value in the environment names the variable and the values.
+    let bad = MapEnv::of([(PROVIDER_ENV, "gpt")]);
+    let e = Settings::new(&none, &f, &bad).provider().unwrap_err();
+    assert_eq!(e.subject(), PROVIDER_ENV);
+    assert!(e.message().contains("openai-compatible"), "{e}");
+}
+
+#[test]
+fn model_and_base_url_are_flag_then_provider_env_then_file() {
+    let f = file(FILE);
+    let none = ProviderFlags::default();
+    let flag = ProviderFlags {
+        model: Some("flag-model".into()),
+        base_url: Some("http://flag.invalid/v1".into()),
+        ..ProviderFlags::default()
+    };
+    let env = MapEnv::of([
+        ("OPENAI_MODEL", "env-model"),
+        ("OPENAI_BASE_URL", "http://env.invalid/v1"),
+        ("ANTHROPIC_MODEL", "env-claude"),
+        ("CHAT_DEPLOYMENT", "env-deployment"),
+        ("AZURE_OPENAI_ENDPOINT", "https://env.openai.azure.com"),
+        ("GROUNDCITE_COMPAT_MODEL", "env-compat-model"),
+        ("BEDROCK_MODEL_ID", "env.bedrock"),
+    ]);
+    let empty = MapEnv::default();
+    let cases = [
+        (ProviderName::Openai, "env-model", "file-model"),
+        (ProviderName::Anthropic, "env-claude", "file-claude"),
+        (
+            ProviderName::AnthropicCitations,
+            "env-claude",
+            "file-claude",
+        ),
+        (ProviderName::Azure, "env-deployment", "file-deployment"),
+        (
+            ProviderName::OpenaiCompatible,
+            "env-compat-model",
+            "file-compat-model",
+        ),
+        (ProviderName::Bedrock, "env.bedrock", "file.bedrock"),
+    ];
+    for (p, from_env, from_file) in cases {
+        assert_eq!(
+            Settings::new(&flag, &f, &env).model(p).as_deref(),
+            Some("flag-model"),
+            "{p}"
+        );
+        assert_eq!(
+            Settings::new(&none, &f, &env).model(p).as_deref(),
+            Some(from_env),
+            "{p}"
+        );
+        assert_eq!(
+            Settings::new(&none, &f, &empty).model(p).as_deref(),
+            Some(from_file),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        Settings::new(&flag, &f, &env).model(ProviderName::Local),
+        None
+    );
+
+    let url = |flags, env, p| Settings::new(flags, &f, env).base_url(p);
+    assert_eq!(
+        url(&flag, &env, ProviderName::Openai).as_deref(),
+        Some("http://flag.invalid/v1")
+    );
+    assert_eq!(
+        url(&none, &env, ProviderName::Openai).as_deref(),
+        Some("http://env.invalid/v1")
+    );
+    assert_eq!(
+        url(&none, &empty, ProviderName::Openai).as_deref(),
+        Some("http://file.invalid/v1")
+    );
+    // Azure: AOAI_ENDPOINT (the seed's name) before AZURE_OPENAI_ENDPOINT.
+    assert_eq!(
+        url(&none, &env, ProviderName::Azure).as_deref(),
+        Some("https://env.openai.azure.com")
+    );
+    let both = MapEnv::of([
+        ("AOAI_ENDPOINT", "https://aoai.openai.azure.com"),
+        ("AZURE_OPENAI_ENDPOINT", "https://env.openai.azure.com"),
+    ]);
+    assert_eq!(
+        url(&none, &both, ProviderName::Azure).as_deref(),
+        Some("https://aoai.openai.azure.com")
+    );
+    assert_eq!(
+        url(&none, &empty, ProviderName::Azure).as_deref(),
+        Some("https://file.openai.azure.com")
+    );
+    // A blank variable counts as unset.
+    let blank = MapEnv::of([("OPENAI_MODEL", "  ")]);
+    assert_eq!(
+        Settings::new(&none, &f, &blank)
+            .model(ProviderName::Openai)
+            .as_deref(),
+        Some("file-model")
+    );
+}
+
+#[test]
+fn secrets_come_from_the_environment_and_missing_ones_say_how_to_set_them() {
+    let f = file(FILE);
+    let none = ProviderFlags::default();
+    let empty = MapEnv::default();
+    let e = Settings::new(&none, &f, &empty)
+        .generator(ProviderName::Openai)
+        .expect_err("no key");
+    assert!(matches!(e, SettingsError::Missing { .. }));
+    assert_eq!(
+        e.to_string(),
+        "settings: The OpenAI API key is not set: set OPENAI_API_KEY."
+    );
+    let env = MapEnv::of([("OPENAI_API_KEY", "sk-test-not-a-key")]);
+    let g = Settings::new(&none, &f, &env)
+        .generator(ProviderName::Openai)
+        .expect("built");
+    assert_eq!(g.provider(), "openai");
+    // The resolver's Debug never shows the environment.
+    let dbg = format!("{:?}", Settings::new(&none, &f, &env));
+    assert!(!dbg.contains("sk-test"), "{dbg}");
+}
+
+#[test]
+fn local_settings_are_flag_then_file_then_default() {
+    let f = file(FILE);
+    let empty = MapEnv::default();
+    let none = ProviderFlags::default();
+    let flag = ProviderFlags {
+        quotes: Some(Quotes::Free),
+        ..ProviderFlags::default()
+    };
+    assert_eq!(Settings::new(&flag, &f, &empty).quotes(), Quotes::Free);
+    assert_eq!(Settings::new(&none, &f, &empty).quotes(), Quotes::Words);
+    let default = FileConfig::default();
+    assert_eq!(
+        Settings::new(&none, &default, &empty).quotes(),
+        Quotes::Verbatim
+    );
+}
+
+#[test]
+fn retrieval_settings_are_flag_then_file_then_the_providers_default() {
+    let f = file(FILE);
+    let none = RetrievalFlags::default();
+    let flag = RetrievalFlags {
+        gate: Some(GateMode::Evidence),
+        top_k: Some(2),
+        ..RetrievalFlags::default()
+    };
+    let s = ask::ask_settings(&flag, &f, ProviderName::Openai).unwrap();
+    assert_eq!((s.gate.mode, s.top_k), (GateMode::Evidence, 2));
+    let s = ask::ask_settings(&none, &f, ProviderName::Openai).unwrap();
+    assert_eq!((s.gate.mode, s.top_k), (GateMode::Off, 5));
+    let default = FileConfig::default();
+    let s = ask::ask_settings(&none, &default, ProviderName::Local).unwrap();
+    assert_eq!(s.gate.mode, GateMode::Evidence);
+    let s = ask::ask_settings(&none, &default, ProviderName::Openai).unwrap();
+    assert_eq!(s.gate.mode, GateMode::Retrieval);
+    let bad = RetrievalFlags {
+        top_k: Some(0),
+        ..RetrievalFlags::default()
+    };
+    let e = ask::ask_settings(&bad, &default, ProviderName::Local).unwrap_err();
+    assert_eq!(e.subject(), "--top-k");
+}
+
+#[test]
+fn database_is_flag_then_env_then_the_commands_key_then_ask_then_data_dir() {
+    let f = file(FILE);
+    let env = MapEnv::of([(DATABASE_ENV, "env.sqlite3"), ("HOME", "/home/u")]);
+    let home = MapEnv::of([("HOME", "/home/u")]);
+    let serve_key = f.serve.database.as_deref();
+    assert_eq!(
+        ask::database_url(Some("flag.sqlite3"), serve_key, &f, &env).unwrap(),
+        "flag.sqlite3"
+    );
+    assert_eq!(
+        ask::database_url(None, serve_key, &f, &env).unwrap(),
+        "env.sqlite3"
+    );
+    assert_eq!(
+        ask::database_url(None, serve_key, &f, &home).unwrap(),
+        "serve-file.sqlite3"
+    );
+    assert_eq!(
+        ask::database_url(None, None, &f, &home).unwrap(),
+        "file.sqlite3"
+    );
+    let default = FileConfig::default();
+    assert_eq!(
+        ask::database_url(None, None, &default, &home).unwrap(),
+        "/home/u/.local/share/groundcite/traces.sqlite3"
+    );
+    let xdg = MapEnv::of([("HOME", "/home/u"), ("XDG_DATA_HOME", "/data")]);
+    assert_eq!(
+        ask::database_url(None, None, &default, &xdg).unwrap(),
+        "/data/groundcite/traces.sqlite3"
+    );
+    assert!(ask::database_url(None, None, &default, &MapEnv::default()).is_err());
+}
+
+#[test]
+fn embedding_model_is_flag_then_env_then_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let named = dir.path().join("absent-model").display().to_string();
+    let f = file(&format!(
+        "[ask]\nembed_model = \"{}/from-file\"\n",
+        dir.path().display()
+    ));
+    // A named model that is absent is an error naming the path that won.
+    let flag = RetrievalFlags {
+        embed_model: Some(named.clone()),
+        ..RetrievalFlags::default()
+    };
+    let env = MapEnv::of([("GROUNDCITE_EMBED_MODEL", "/nonexistent/from-env")]);
+    let err = |flags: &RetrievalFlags, env: &MapEnv| {
+        ask::embedder(flags, &f, env)
+            .err()
+            .expect("absent")
+            .to_string()
+    };
+    assert!(
+        err(&flag, &env).contains("absent-model"),
+        "{}",
+        err(&flag, &env)
+    );
+    let none = RetrievalFlags::default();
+    assert!(
+        err(&none, &env).contains("from-env"),
+        "{}",
+        err(&none, &env)
+    );
+    assert!(
+        err(&none, &MapEnv::default()).contains("from-file"),
+        "{}",
+        err(&none, &MapEnv::default())
+    );
+}

@@ -1,0 +1,64 @@
+//! Bringing an index up to date with a progress bar on a terminal (`ask`,
+//! `eval`, `index` and `serve` all do it before they answer).
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use groundcite_index::{Embed, Index, IndexConfig, UpdateReport};
+
+/// Updates `index` from `docs`, with a progress bar on a terminal when there
+/// are many files, and a line per skipped file on stderr. `quiet_when_unchanged`
+/// keeps `ask` silent when nothing changed.
+pub fn update_index(
+    index: &mut Index,
+    docs: &Path,
+    cfg: &IndexConfig,
+    embed: Option<&dyn Embed>,
+    quiet_when_unchanged: bool,
+) -> anyhow::Result<UpdateReport> {
+    let bar = indicatif::ProgressBar::hidden();
+    let show = std::io::stderr().is_terminal();
+    // Embedding makes even a small folder take seconds: show the bar then.
+    let at_least = if embed.is_some() { 1 } else { 50 };
+    let report = index.update_with(docs, cfg, embed, &mut |p| {
+        if show && p.total >= at_least && bar.is_hidden() {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.set_length(p.total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("indexing {bar:40} {pos}/{len} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+        }
+        bar.set_position(p.done as u64);
+        bar.set_message(p.path.to_string());
+    })?;
+    bar.finish_and_clear();
+    for (path, reason) in &report.skipped {
+        eprintln!("note: skipped {path}: {reason}");
+    }
+    let touched = report.added + report.changed + report.removed;
+    if touched > 0 && quiet_when_unchanged {
+        eprintln!(
+            "indexed {}: {} added, {} changed, {} removed ({} chunks)",
+            docs.display(),
+            report.added,
+            report.changed,
+            report.removed,
+            report.total_chunks
+        );
+    }
+    Ok(report)
+}
+
+/// The embedding model (hybrid retrieval), or `None` with its one-line note
+/// on stderr when none is installed.
+pub fn embedder(
+    flags: &groundcite_app::RetrievalFlags,
+    file: &groundcite_app::FileConfig,
+) -> Result<Option<std::sync::Arc<dyn Embed>>, groundcite_app::SettingsError> {
+    let e = groundcite_app::ask::embedder(flags, file, &groundcite_app::ProcessEnv)?;
+    if let Some(note) = e.note {
+        eprintln!("note: {note}");
+    }
+    Ok(e.model)
+}

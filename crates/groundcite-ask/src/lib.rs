@@ -1215,6 +1215,198 @@ mod tests {
         }
     }
 
+    fn chunks() -> ChunkSet {
+        ChunkSet::new(vec![Chunk {
+            chunk_id: "refunds#1".into(),
+            content: "Refunds are available within 30 days of purchase.".into(),
+            source_title: None,
+            source_url: None,
+            page_number: None,
+            score: None,
+        }])
+        .expect("chunks")
+    }
+
+    fn provenance() -> Provenance {
+        Provenance {
+            trace_id: "t-1".into(),
+            created_at: "2026-12-02T00:00:00Z".into(),
+            question: Some("How long do refunds take?".into()),
+            model: None,
+        }
+    }
+
+    fn retrieval() -> Retrieval {
+        let mut r = Retrieval::given(chunks());
+        r.time = Duration::from_micros(12_500);
+        r
+    }
+
+    /// The extra options a caller adds (the service's ask route, the CLI).
+    fn extra() -> TraceOptions {
+        TraceOptions {
+            stream: Some(true),
+            docs: Some("docs".into()),
+            ..TraceOptions::default()
+        }
+    }
+
+    #[test]
+    fn an_answered_ask_is_traced_with_typed_options_and_float_timings() {
+        let settings = AskSettings::with_gate(GateMode::Off);
+        let raw = r#"{"answerable": true, "claims": [{"text": "Refunds take up to 30 days.", "citations": [{"chunk_id": "refunds#1", "quote": "Refunds are available within 30 days of purchase."}]}]}"#;
+        let answer: GroundedAnswer = serde_json::from_str(raw).expect("answer");
+        let contract = verify_with(
+            &answer,
+            &chunks(),
+            settings.profile,
+            settings.policy,
+            provenance(),
+        );
+        let asked = Asked {
+            retrieval: retrieval(),
+            contract: contract.clone(),
+            answered: Some(Answered {
+                contract,
+                raw_output: Some(raw.into()),
+                model: Some("m-1".into()),
+                usage: Some(groundcite_providers::Usage {
+                    input_tokens: Some(100),
+                    output_tokens: Some(20),
+                }),
+                stop_reason: StopReason::Stop,
+                p_answerable: Some(0.9),
+                form: groundcite_core::AnswerForm::Grounded,
+                native: None,
+                request_id: Some("req-1".into()),
+                generate_time: Duration::from_millis(840),
+                error: None,
+                note: None,
+            }),
+            request: Some(GenerationRequest {
+                system: "sys".into(),
+                user: "user".into(),
+                schema: None,
+                chunks: Vec::new(),
+                native_sources: Default::default(),
+                max_tokens: 512,
+                temperature: None,
+                candidates: Vec::new(),
+                form: groundcite_core::AnswerForm::Grounded,
+                min_p_answerable: None,
+            }),
+            provider: "openai".into(),
+            generate_time: Duration::from_micros(840_250),
+        };
+        let r = asked.trace_record(
+            "t-1",
+            "ask",
+            "How long do refunds take?",
+            &settings,
+            extra(),
+        );
+        assert_eq!(r.options.profile, Some(MatchProfile::Default));
+        assert_eq!(r.options.policy, Some(ClaimPolicy::Strict));
+        assert_eq!(r.options.top_k, Some(settings.top_k));
+        assert_eq!(r.options.candidates, Some(settings.candidates));
+        assert_eq!(r.options.p_answerable, Some(0.9));
+        assert_eq!(
+            r.options.gate_verdict,
+            Some(serde_json::json!({"verdict": "pass"}))
+        );
+        assert!(r.options.gate.is_some() && r.options.signals.is_some());
+        assert_eq!(r.options.stream, Some(true));
+        assert_eq!(r.options.docs.as_deref(), Some("docs"));
+        assert!(r.options.extra.is_empty(), "{}", r.options);
+        // Fractions of a millisecond are kept: one unit, float ms.
+        assert_eq!(r.timings.retrieve_ms, Some(12.5));
+        assert_eq!(r.timings.generate_ms, Some(840.25));
+        assert_eq!(r.timings.total_ms, None, "the caller adds total_ms");
+        assert_eq!(
+            (r.timings.input_tokens, r.timings.output_tokens),
+            (Some(100), Some(20))
+        );
+        assert_eq!((r.input_tokens, r.output_tokens), (Some(100), Some(20)));
+        assert_eq!(r.stop_reason.as_deref(), Some("stop"));
+        assert_eq!(r.answer_form.as_deref(), Some("grounded"));
+        assert_eq!(r.provider.as_deref(), Some("openai"));
+        assert_eq!(r.model.as_deref(), Some("m-1"));
+        assert_eq!(r.provider_request_id.as_deref(), Some("req-1"));
+        assert_eq!(
+            r.prompt,
+            Some(serde_json::json!({"system": "sys", "user": "user"}))
+        );
+        assert_eq!(r.answerable(), Some(true));
+        assert_eq!(r.chunks.len(), 1);
+    }
+
+    #[test]
+    fn a_refused_and_a_failed_ask_are_traced_with_the_gate_options() {
+        let settings = AskSettings::with_gate(GateMode::Off);
+        let mut refused_retrieval = retrieval();
+        refused_retrieval.verdict = Verdict::Refuse("off topic".into());
+        let asked = Asked {
+            retrieval: refused_retrieval,
+            contract: Contract::refused(
+                groundcite_core::RefusalCode::R1,
+                provenance(),
+                settings.profile,
+                Vec::new(),
+            ),
+            answered: None,
+            request: None,
+            provider: "none".into(),
+            generate_time: Duration::from_micros(250),
+        };
+        let r = asked.trace_record("t-2", "ask", "q", &settings, TraceOptions::default());
+        assert_eq!(
+            r.options.gate_verdict,
+            Some(serde_json::json!({"verdict": "refuse", "reason": "off topic"}))
+        );
+        assert_eq!(r.options.p_answerable, None);
+        assert_eq!(r.options.stream, None);
+        assert_eq!(r.timings.retrieve_ms, Some(12.5));
+        assert_eq!(r.timings.generate_ms, Some(0.25));
+        assert_eq!(r.timings.input_tokens, None);
+        assert_eq!(
+            (r.raw_output.as_deref(), r.stop_reason.as_deref()),
+            (None, None)
+        );
+        assert_eq!(r.provider.as_deref(), Some("none"));
+        assert_eq!(r.answerable(), Some(false));
+
+        let error = ProviderError::new(
+            groundcite_providers::ErrorKind::Connection,
+            "openai",
+            "connection reset",
+        );
+        let r = retrieval().failed_trace_record(
+            "t-3",
+            "ask",
+            "q",
+            &settings,
+            Failure {
+                provider: "openai",
+                error: &error,
+                raw_output: Some("{\"answerable\"".into()),
+            },
+            extra(),
+        );
+        assert_eq!(r.options.profile, Some(MatchProfile::Default));
+        assert_eq!(
+            r.options.gate_verdict,
+            Some(serde_json::json!({"verdict": "pass"}))
+        );
+        assert_eq!(r.options.stream, Some(true));
+        assert_eq!(r.options.docs.as_deref(), Some("docs"));
+        assert_eq!(r.timings.retrieve_ms, Some(12.5));
+        assert_eq!(r.timings.generate_ms, None);
+        assert_eq!(r.raw_output.as_deref(), Some("{\"answerable\""));
+        assert_eq!(r.stop_reason.as_deref(), Some("error"));
+        assert!(r.error.is_some());
+        assert_eq!(r.contract, None);
+    }
+
     #[test]
     fn answer_kinds_follow_the_question_words() {
         assert!(answer_kinds("How long does a refund take?").contains("duration"));

@@ -35,13 +35,15 @@ impl Embed for EmbedModel {
 /// [`groundcite_embed::find_model`] looks. `Ok(None)` when no model is
 /// installed (retrieval is then BM25 alone); an error when one is found but
 /// cannot be loaded.
-pub fn load_embedder(explicit: Option<&Path>) -> Result<Option<Arc<dyn Embed>>, String> {
+pub fn load_embedder(
+    explicit: Option<&Path>,
+) -> Result<Option<Arc<dyn Embed>>, groundcite_embed::EmbedError> {
     let dir = match groundcite_embed::find_model(explicit) {
         Ok(d) => d,
         Err(e) if explicit.is_none() && is_not_found(&e) => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e),
     };
-    let model = groundcite_embed::Embedder::load(&dir).map_err(|e| e.to_string())?;
+    let model = groundcite_embed::Embedder::load(&dir)?;
     Ok(Some(Arc::new(EmbedModel(model))))
 }
 

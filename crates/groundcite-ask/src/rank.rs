@@ -1,0 +1,478 @@
+//! Candidate sentences ranked for the question (semantic and lexical
+//! relevance, answer type, multi-part questions).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use groundcite_core::{Candidate, Chunk};
+use groundcite_index::{Embed, Index};
+
+use crate::error::AskError;
+
+/// Sentences of this many of the best fused chunks are ranked, besides the
+/// corpus's most similar sentences.
+pub(crate) const RANKED_CHUNKS: usize = 8;
+/// The corpus's most similar sentences that are ranked too (hybrid), for
+/// the whole question and for each of its parts.
+pub(crate) const RANKED_SENTENCES: usize = 40;
+
+/// How a candidate's score weighs its parts: the sentence's cosine with the
+/// question, its rarity-weighted share of the question's words (title and
+/// headings count half), its chunk's BM25 score relative to the best, and
+/// whether it states the kind of quantity the question asks for. Tuned on
+/// the dev suites (docs/local.md).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RankWeights {
+    semantic: f64,
+    lexical: f64,
+    bm25: f64,
+    answer_type: f64,
+}
+
+pub(crate) const RANK_WEIGHTS: RankWeights = RankWeights {
+    semantic: 0.7,
+    lexical: 0.3,
+    bm25: 0.0,
+    answer_type: 0.1,
+};
+
+/// What kind of quantity a question asks for, from its wording: "how
+/// long", "how soon", "when" → a duration or a date; "how much", "cost",
+/// "fee" → money; "how many" → a count; "rate", "interest" → a percentage;
+/// "most", "limit", "maximum" → any quantity. A sentence stating a quantity
+/// of that kind is likelier to answer (plain English, not tuned to a corpus).
+pub(crate) fn answer_kinds(question: &str) -> BTreeSet<&'static str> {
+    let q = format!(
+        " {} ",
+        question
+            .to_lowercase()
+            .replace(['?', ',', '.', '!', ';', ':'], " ")
+    );
+    let has = |words: &[&str]| words.iter().any(|w| q.contains(&format!(" {w} ")));
+    let phrase = |p: &[&str]| p.iter().any(|w| q.contains(w));
+    let mut k = BTreeSet::new();
+    if phrase(&[
+        "how long",
+        "how soon",
+        "how quick",
+        "how fast",
+        "how many days",
+        "how many weeks",
+        "how many months",
+        "how many hours",
+        "how many years",
+        "how many minutes",
+        "by when",
+        "how late",
+        "how early",
+    ]) || has(&["when", "deadline", "until"])
+    {
+        k.extend(["duration", "date", "time_of_day"]);
+    }
+    if phrase(&["how much"])
+        || has(&[
+            "cost",
+            "costs",
+            "fee",
+            "fees",
+            "price",
+            "charge",
+            "charged",
+            "pay",
+            "paid",
+            "allowance",
+            "budget",
+            "spend",
+        ])
+    {
+        k.extend(["money", "percent"]);
+    }
+    if phrase(&["how many", "how big", "how large", "how small"]) {
+        k.extend(["count", "data_size"]);
+    }
+    if has(&["rate", "interest", "percent", "percentage", "apr", "aer"]) {
+        k.insert("percent");
+    }
+    if has(&[
+        "most", "max", "maximum", "minimum", "min", "limit", "limits", "biggest", "largest",
+        "smallest", "least",
+    ]) {
+        k.extend(["count", "money", "percent", "data_size", "duration"]);
+    }
+    k
+}
+
+/// Whether `sentence` states a quantity of one of `kinds`.
+pub(crate) fn states_kind(sentence: &str, kinds: &BTreeSet<&'static str>) -> bool {
+    !kinds.is_empty()
+        && groundcite_core::quantity::extract(sentence)
+            .iter()
+            .any(|q| kinds.contains(q.unit.kind()))
+}
+
+/// Words that open a question (or a clause of one): a question that goes
+/// on after "and" with one of these asks two things.
+pub(crate) const QUESTION_OPENERS: &[&str] = &[
+    "how", "what", "whats", "what's", "when", "where", "which", "who", "why", "whose", "do",
+    "does", "did", "is", "are", "can", "could", "should", "will", "would",
+];
+
+pub(crate) fn bare(word: &str) -> String {
+    word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+        .to_lowercase()
+}
+
+/// The parts of a question that asks several things ("how much is X and
+/// how long does it take?"): clauses split at sentence ends, and at "and" /
+/// "also" / "," when a question word follows. Clauses that ask nothing
+/// ("I'm going to London for 3 nights") are context, prefixed to every
+/// part. One part when the question asks one thing.
+pub fn question_parts(question: &str) -> Vec<String> {
+    // Clauses: split at ? ; and at ". " (not inside "v1.2" or ".sql").
+    let mut clauses: Vec<String> = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    let words: Vec<&str> = question.split_whitespace().collect();
+    for (i, &w) in words.iter().enumerate() {
+        let next = words.get(i + 1).map(|n| bare(n)).unwrap_or_default();
+        let joins = matches!(bare(w).as_str(), "and" | "also" | "plus");
+        if joins && QUESTION_OPENERS.contains(&next.as_str()) && current.len() >= 2 {
+            clauses.push(current.join(" "));
+            current.clear();
+            continue;
+        }
+        current.push(w);
+        let ends = w.ends_with(['?', ';', '.']) && w.len() > 1 && !w.starts_with('.');
+        let comma = (w.ends_with(',') || w == "-") && QUESTION_OPENERS.contains(&next.as_str());
+        if ends || comma {
+            clauses.push(current.join(" "));
+            current.clear();
+        }
+    }
+    if !current.is_empty() {
+        clauses.push(current.join(" "));
+    }
+    let clean = |c: &str| {
+        c.trim()
+            .trim_end_matches([',', '-', '.', ';', '?'])
+            .trim()
+            .to_string()
+    };
+    let mut context: Vec<String> = Vec::new();
+    let mut asks: Vec<String> = Vec::new();
+    for c in &clauses {
+        let first = c.split_whitespace().next().map(bare).unwrap_or_default();
+        if QUESTION_OPENERS.contains(&first.as_str()) || c.trim_end().ends_with('?') {
+            asks.push(clean(c));
+        } else if !clean(c).is_empty() {
+            context.push(clean(c));
+        }
+    }
+    asks.retain(|p| Index::words(p).len() >= 2);
+    if asks.len() < 2 {
+        return vec![question.to_string()];
+    }
+    let prefix = context.join(" ");
+    asks.into_iter()
+        .map(|a| {
+            if prefix.is_empty() {
+                a
+            } else {
+                format!("{prefix} {a}")
+            }
+        })
+        .collect()
+}
+
+/// One question (or one part of it), ready to score sentences.
+pub(crate) struct Query {
+    vector: Option<Vec<f32>>,
+    weights: Vec<(String, f64)>,
+    total: f64,
+    kinds: BTreeSet<&'static str>,
+}
+
+impl Query {
+    fn new(index: &Index, text: &str, vector: Option<Vec<f32>>) -> Result<Query, AskError> {
+        let weights = question_weights(index, text)?;
+        let total = weights.iter().map(|(_, w)| w).sum();
+        Ok(Query {
+            vector,
+            weights,
+            total,
+            kinds: answer_kinds(text),
+        })
+    }
+
+    /// Rarity-weighted share of this query's words in the sentence (its
+    /// context's words count half).
+    fn lexical(&self, words: &BTreeSet<String>, context: &BTreeSet<String>) -> f64 {
+        if self.total <= 0.0 {
+            return 0.0;
+        }
+        self.weights
+            .iter()
+            .map(|(w, idf)| {
+                if words.contains(w) {
+                    *idf
+                } else if context.contains(w) {
+                    idf * 0.5
+                } else {
+                    0.0
+                }
+            })
+            .sum::<f64>()
+            / self.total
+    }
+}
+
+/// One sentence of the pool.
+pub(crate) struct Pooled {
+    chunk_id: String,
+    text: String,
+    start: usize,
+    context: String,
+    words: BTreeSet<String>,
+    context_words: BTreeSet<String>,
+    bm25: f64,
+}
+
+/// The ranked candidates and what the gate reads of them.
+pub(crate) struct Ranking {
+    /// How many parts the question was ranked by.
+    pub(crate) parts: usize,
+    /// Candidates in the order the model is offered them.
+    pub(crate) order: Vec<Candidate>,
+    /// The best candidate's cosine with the question (hybrid).
+    pub(crate) best_similarity: Option<f32>,
+    /// The best candidate's lexical score.
+    pub(crate) best_lexical: f64,
+}
+
+/// Ranks sentences by relevance to the question: those of the best fused
+/// chunks and (hybrid) the corpus's most similar ones. A question that asks
+/// several things is ranked part by part and the candidates take the best
+/// sentence of each part first, then the rest by the whole question.
+/// Sentences repeated in overlapping chunks are kept once.
+pub(crate) fn rank_sentences(
+    index: &Index,
+    embed: Option<&dyn Embed>,
+    fused: &[Chunk],
+    lexical: &[Chunk],
+    whole_vector: Option<Vec<f32>>,
+    question: &str,
+) -> Result<Ranking, AskError> {
+    let w = RANK_WEIGHTS;
+    let hybrid = whole_vector.is_some();
+    let whole = Query::new(index, question, whole_vector)?;
+    let part_texts = question_parts(question);
+    let mut parts: Vec<Query> = Vec::new();
+    if part_texts.len() > 1 {
+        let vectors: Vec<Option<Vec<f32>>> = match embed.filter(|_| hybrid) {
+            Some(e) => {
+                let refs: Vec<&str> = part_texts.iter().map(String::as_str).collect();
+                e.embed(&refs)
+                    .map_err(AskError::Embedding)?
+                    .into_iter()
+                    .map(Some)
+                    .collect()
+            }
+            None => vec![None; part_texts.len()],
+        };
+        for (t, v) in part_texts.iter().zip(vectors) {
+            parts.push(Query::new(index, t, v)?);
+        }
+    }
+    let bm25_max = lexical
+        .first()
+        .and_then(|c| c.score)
+        .filter(|s| *s > 0.0)
+        .unwrap_or(1.0);
+    let bm25_of = |id: &str| {
+        lexical
+            .iter()
+            .find(|c| c.chunk_id == id)
+            .and_then(|c| c.score)
+            .map_or(0.0, |s| s / bm25_max)
+    };
+
+    // The chunks whose sentences are ranked.
+    let mut chunks: Vec<Chunk> = fused.iter().take(RANKED_CHUNKS).cloned().collect();
+    for q in std::iter::once(&whole).chain(&parts) {
+        let Some(v) = &q.vector else { continue };
+        for h in index.sentence_search(v, RANKED_SENTENCES) {
+            if !chunks.iter().any(|c| c.chunk_id == h.chunk_id)
+                && let Some(c) = index.get(&h.chunk_id).map_err(AskError::Index)?
+            {
+                chunks.push(c);
+            }
+        }
+    }
+    // Their sentences, and each query's cosine with each sentence.
+    let queries: Vec<&Query> = std::iter::once(&whole).chain(&parts).collect();
+    let mut pool: Vec<Pooled> = Vec::new();
+    let mut sims: Vec<Vec<Option<f32>>> = vec![Vec::new(); queries.len()];
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for chunk in &chunks {
+        let base = index.sentences_of(&chunk.chunk_id, None);
+        let base = if base.is_empty() {
+            fallback_sentences(chunk)
+        } else {
+            base
+        };
+        let scored: Vec<Vec<groundcite_index::SentenceHit>> = queries
+            .iter()
+            .map(|q| match &q.vector {
+                Some(v) => index.sentences_of(&chunk.chunk_id, Some(v)),
+                None => Vec::new(),
+            })
+            .collect();
+        let context_words = base
+            .first()
+            .map(|h| Index::words(&h.context))
+            .unwrap_or_default();
+        for (i, h) in base.iter().enumerate() {
+            let Some(text) = chunk.content.get(h.start..h.end) else {
+                continue;
+            };
+            if !seen.insert(text.to_string()) {
+                continue;
+            }
+            for (qi, s) in scored.iter().enumerate() {
+                sims[qi].push(s.get(i).and_then(|x| x.similarity));
+            }
+            pool.push(Pooled {
+                chunk_id: chunk.chunk_id.clone(),
+                text: text.to_string(),
+                start: h.start,
+                context: h.context.clone(),
+                words: Index::words(text),
+                context_words: context_words.clone(),
+                bm25: bm25_of(&chunk.chunk_id),
+            });
+        }
+    }
+    let score = |qi: usize, q: &Query, i: usize| -> (f64, f64) {
+        let p = &pool[i];
+        let lex = q.lexical(&p.words, &p.context_words);
+        let sem = sims[qi][i].map_or(0.0, f64::from);
+        let typed = if states_kind(&p.text, &q.kinds) {
+            1.0
+        } else {
+            0.0
+        };
+        (
+            w.semantic * sem + w.lexical * lex + w.bm25 * p.bm25 + w.answer_type * typed,
+            lex,
+        )
+    };
+    let rank_by = |qi: usize, q: &Query| -> Vec<(usize, f64)> {
+        let mut r: Vec<(usize, f64)> = (0..pool.len()).map(|i| (i, score(qi, q, i).0)).collect();
+        r.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| pool[a.0].chunk_id.cmp(&pool[b.0].chunk_id))
+                .then_with(|| pool[a.0].start.cmp(&pool[b.0].start))
+        });
+        r
+    };
+    let whole_rank = rank_by(0, &whole);
+    let whole_score: BTreeMap<usize, f64> = whole_rank.iter().copied().collect();
+    // The best sentence of each part first, then the whole question's order.
+    let mut picked: Vec<usize> = Vec::new();
+    let part_ranks: Vec<Vec<(usize, f64)>> = parts
+        .iter()
+        .enumerate()
+        .map(|(pi, q)| rank_by(pi + 1, q))
+        .collect();
+    for r in &part_ranks {
+        if let Some(&(i, _)) = r.iter().find(|(i, _)| !picked.contains(i)) {
+            picked.push(i);
+        }
+    }
+    for &(i, _) in &whole_rank {
+        if !picked.contains(&i) {
+            picked.push(i);
+        }
+    }
+    let best_similarity = sims[0].iter().flatten().copied().reduce(f32::max);
+    let best_lexical = (0..pool.len())
+        .map(|i| score(0, &whole, i).1)
+        .fold(0.0, f64::max);
+    let order = picked
+        .into_iter()
+        .map(|i| {
+            let p = &pool[i];
+            Candidate {
+                chunk_id: p.chunk_id.clone(),
+                text: p.text.clone(),
+                start: p.start,
+                context: p.context.clone(),
+                score: whole_score.get(&i).copied().unwrap_or(0.0) as f32,
+                required: false,
+            }
+        })
+        .collect();
+    Ok(Ranking {
+        parts: parts.len().max(1),
+        order,
+        best_similarity,
+        best_lexical,
+    })
+}
+
+/// The answer quotes at most this many sentences chosen by the ranker.
+pub(crate) const MAX_REQUIRED: usize = 3;
+/// A candidate after the first is required while its score is at least
+/// this share of the first one's (tuned on the dev suites: docs/local.md).
+pub(crate) const REQUIRED_RATIO: f32 = 0.85;
+
+/// Marks the candidates the answer must quote: the best sentence of each
+/// part of the question, then those scoring close to the best, at most
+/// [`MAX_REQUIRED`], a prefix of the ranked list. The small model's own
+/// choice among candidates was measured as no better than chance, and it
+/// ends its answer after one claim whatever it is asked (docs/local.md):
+/// what it decides is whether the question is answerable.
+pub(crate) fn require_answering(candidates: &mut [Candidate], parts: usize) {
+    let top = candidates.first().map_or(0.0, |c| c.score);
+    for (i, c) in candidates.iter_mut().enumerate().take(MAX_REQUIRED) {
+        if i == 0 || i < parts || (top > 0.0 && c.score >= REQUIRED_RATIO * top) {
+            c.required = true;
+        } else {
+            break;
+        }
+    }
+}
+
+/// The question's analyzed words with their rarity weights.
+pub(crate) fn question_weights(
+    index: &Index,
+    question: &str,
+) -> Result<Vec<(String, f64)>, AskError> {
+    Index::words(question)
+        .into_iter()
+        .map(|w| {
+            let idf = index.idf(&w).map_err(AskError::Index)?;
+            Ok((w, idf))
+        })
+        .collect()
+}
+
+/// Sentences of a chunk the index holds no entry for (an index built
+/// before the sentence store): split with the same rule, no vectors.
+pub(crate) fn fallback_sentences(chunk: &Chunk) -> Vec<groundcite_index::SentenceHit> {
+    groundcite_core::sentences::sentence_spans(&chunk.content)
+        .into_iter()
+        .filter(|r| groundcite_core::sentences::is_statement(&chunk.content[r.clone()]))
+        .map(|r| {
+            let s = &chunk.content[r.clone()];
+            let lead = s.len() - s.trim_start().len();
+            let trail = s.len() - s.trim_end().len();
+            groundcite_index::SentenceHit {
+                chunk_id: chunk.chunk_id.clone(),
+                start: r.start + lead,
+                end: r.end - trail,
+                similarity: None,
+                context: chunk.source_title.clone().unwrap_or_default(),
+            }
+        })
+        .filter(|h| h.start < h.end)
+        .collect()
+}

@@ -1,0 +1,260 @@
+//! Retrieval (BM25 fused with sentence vectors by reciprocal rank) and
+//! the gate over what it found.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use groundcite_core::{Candidate, Chunk, ChunkSet};
+use groundcite_index::{Embed, Index};
+use serde::{Deserialize, Serialize};
+
+use crate::rank::{rank_sentences, require_answering};
+
+use crate::error::AskError;
+use crate::settings::{AskSettings, GateMode, GateSettings};
+
+/// Reciprocal rank fusion's constant (the usual 60).
+pub(crate) const RRF_K: f64 = 60.0;
+
+/// What the gate read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Signals {
+    /// Retrieval used sentence vectors (hybrid) or BM25 alone.
+    pub hybrid: bool,
+    /// The best BM25 score among the chunks (`None`: no chunk matched a
+    /// word of the question).
+    pub bm25_max: Option<f64>,
+    /// The best sentence cosine over the corpus (hybrid only).
+    pub cosine_max: Option<f32>,
+    /// The best candidate sentence's cosine with the question (hybrid only).
+    pub best_similarity: Option<f32>,
+    /// The best candidate sentence's share of the question's words,
+    /// weighted by rarity (title and headings count half).
+    pub best_lexical: f64,
+    /// How many things the question asks ([`question_parts`]).
+    #[serde(default)]
+    pub parts: usize,
+}
+
+/// The gate's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "verdict", content = "reason")]
+pub enum Verdict {
+    /// The question goes to the model.
+    Pass,
+    /// Unanswerable (R1) without the model; the reason in one sentence.
+    Refuse(String),
+}
+
+/// What retrieval found, and whether the question may reach the model.
+#[derive(Debug, Clone)]
+pub struct Retrieval {
+    /// The retrieved chunks, best first (`score`: the fused score).
+    pub chunks: ChunkSet,
+    /// Sentences of those chunks ranked by relevance, best first.
+    pub candidates: Vec<Candidate>,
+    /// What the gate read.
+    pub signals: Signals,
+    /// The gate the verdict was made with.
+    pub gate: GateSettings,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Time spent searching and ranking.
+    pub time: Duration,
+}
+
+impl Retrieval {
+    /// Whether the question goes to the model.
+    pub fn gate_passed(&self) -> bool {
+        self.verdict == Verdict::Pass
+    }
+
+    /// Why the gate stopped the question, in one sentence; `None` when it
+    /// passed.
+    pub fn gate_note(&self) -> Option<String> {
+        match &self.verdict {
+            Verdict::Pass => None,
+            Verdict::Refuse(r) => Some(r.clone()),
+        }
+    }
+
+    /// A retrieval over chunks given by an upstream retriever: every chunk
+    /// goes to the model, nothing is gated.
+    pub fn given(chunks: ChunkSet) -> Retrieval {
+        Retrieval {
+            chunks,
+            candidates: Vec::new(),
+            signals: Signals::default(),
+            gate: GateSettings::new(GateMode::Off),
+            verdict: Verdict::Pass,
+            time: Duration::ZERO,
+        }
+    }
+}
+
+/// Retrieves `settings.top_k` chunks for `question`, ranks candidate
+/// sentences and applies the gate.
+///
+/// With `embed` (and sentence vectors of the same model in the index),
+/// BM25 and dense retrieval are fused by reciprocal rank; otherwise BM25
+/// alone.
+pub fn retrieve(
+    index: &Index,
+    embed: Option<&dyn Embed>,
+    question: &str,
+    settings: &AskSettings,
+) -> Result<Retrieval, AskError> {
+    settings.validate().map_err(AskError::Settings)?;
+    let started = Instant::now();
+    let query = match embed {
+        Some(e) if index.vector_model() == Some(e.model_id()) => {
+            let mut v = e.embed(&[question]).map_err(AskError::Embedding)?;
+            v.pop()
+        }
+        _ => None,
+    };
+    let pool = (settings.top_k * 4).max(20);
+    let lexical = index.search(question, pool).map_err(AskError::Index)?;
+    let dense = query
+        .as_deref()
+        .map(|q| index.dense_search(q, pool))
+        .unwrap_or_default();
+    let mut signals = Signals {
+        hybrid: query.is_some(),
+        bm25_max: lexical.first().and_then(|c| c.score).filter(|s| *s > 0.0),
+        cosine_max: dense.first().map(|d| d.1),
+        best_similarity: None,
+        best_lexical: 0.0,
+        parts: 1,
+    };
+    let fused = fuse(index, &lexical, &dense, pool)?;
+    let ranked = rank_sentences(index, embed, &fused, &lexical, query, question)?;
+    signals.best_similarity = ranked.best_similarity;
+    signals.best_lexical = ranked.best_lexical;
+    signals.parts = ranked.parts;
+    let mut candidates: Vec<Candidate> =
+        ranked.order.into_iter().take(settings.candidates).collect();
+    require_answering(&mut candidates, ranked.parts);
+    let chunks = ChunkSet::new(retrieved_chunks(
+        index,
+        &fused,
+        &candidates,
+        settings.top_k,
+    )?)
+    .map_err(|e| AskError::Chunks(e.to_string()))?;
+    let verdict = gate(&settings.gate, &chunks, &signals);
+    Ok(Retrieval {
+        chunks,
+        candidates,
+        signals,
+        gate: settings.gate,
+        verdict,
+        time: started.elapsed(),
+    })
+}
+
+/// The gate's verdict from what retrieval found.
+pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
+    if g.mode == GateMode::Off {
+        return Verdict::Pass;
+    }
+    if chunks.is_empty() {
+        return Verdict::Refuse("no document matches the question".into());
+    }
+    let lexical_hit = s.bm25_max.is_some_and(|b| b > g.bm25_floor);
+    let dense_hit = s.cosine_max.is_some_and(|c| c > g.cosine_floor);
+    if !lexical_hit && !dense_hit {
+        return Verdict::Refuse(format!(
+            "retrieval found nothing: no chunk above the BM25 floor ({}){}",
+            g.bm25_floor,
+            if s.hybrid {
+                format!(" or the cosine floor ({})", g.cosine_floor)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if g.mode == GateMode::Evidence {
+        match s.best_similarity {
+            Some(sim) if sim < g.min_similarity => {
+                return Verdict::Refuse(format!(
+                    "no sentence of the retrieved chunks is close to the question (best similarity {sim:.2}, the gate is {:.2})",
+                    g.min_similarity
+                ));
+            }
+            None if s.best_lexical < g.min_lexical => {
+                return Verdict::Refuse(format!(
+                    "no sentence of the retrieved chunks holds enough of the question's words ({:.0}%, the gate is {:.0}%)",
+                    s.best_lexical * 100.0,
+                    g.min_lexical * 100.0
+                ));
+            }
+            _ => {}
+        }
+    }
+    Verdict::Pass
+}
+
+/// Reciprocal rank fusion of the BM25 and dense lists; the top `k` chunks,
+/// each with `score` set to its fused score.
+pub(crate) fn fuse(
+    index: &Index,
+    lexical: &[Chunk],
+    dense: &[(String, f32)],
+    k: usize,
+) -> Result<Vec<Chunk>, AskError> {
+    if dense.is_empty() {
+        return Ok(lexical.iter().take(k).cloned().collect());
+    }
+    let mut scores: BTreeMap<&str, f64> = BTreeMap::new();
+    for (rank, c) in lexical.iter().enumerate() {
+        *scores.entry(c.chunk_id.as_str()).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+    }
+    for (rank, (id, _)) in dense.iter().enumerate() {
+        *scores.entry(id.as_str()).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+    }
+    let mut order: Vec<(&str, f64)> = scores.into_iter().collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let mut out = Vec::with_capacity(k);
+    for (id, score) in order.into_iter().take(k) {
+        let chunk = match lexical.iter().find(|c| c.chunk_id == id) {
+            Some(c) => Some(c.clone()),
+            None => index.get(id).map_err(AskError::Index)?,
+        };
+        if let Some(mut c) = chunk {
+            c.score = Some(score);
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// The chunks of the answer: every candidate's chunk (a citation must name
+/// a retrieved chunk), then the best fused chunks, at least `top_k` in all.
+pub(crate) fn retrieved_chunks(
+    index: &Index,
+    fused: &[Chunk],
+    candidates: &[Candidate],
+    top_k: usize,
+) -> Result<Vec<Chunk>, AskError> {
+    let mut out: Vec<Chunk> = Vec::new();
+    for c in candidates {
+        if out.iter().any(|k| k.chunk_id == c.chunk_id) {
+            continue;
+        }
+        let chunk = match fused.iter().find(|k| k.chunk_id == c.chunk_id) {
+            Some(k) => Some(k.clone()),
+            None => index.get(&c.chunk_id).map_err(AskError::Index)?,
+        };
+        out.extend(chunk);
+    }
+    for k in fused {
+        if out.len() >= top_k {
+            break;
+        }
+        if !out.iter().any(|o| o.chunk_id == k.chunk_id) {
+            out.push(k.clone());
+        }
+    }
+    Ok(out)
+}

@@ -74,11 +74,13 @@ impl TraceChunks {
     }
 
     /// Parses every chunk as `T`; the error names the chunk's index.
-    pub fn parse<T: DeserializeOwned>(&self) -> Result<Vec<T>, String> {
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<Vec<T>, ChunkParseError> {
         self.0
             .iter()
             .enumerate()
-            .map(|(i, text)| serde_json::from_str(text).map_err(|e| format!("chunk {i}: {e}")))
+            .map(|(index, text)| {
+                serde_json::from_str(text).map_err(|source| ChunkParseError { index, source })
+            })
             .collect()
     }
 
@@ -205,6 +207,16 @@ impl ChunkRef {
     }
 }
 
+/// A stored chunk that does not read as the type asked for.
+#[derive(Debug, thiserror::Error)]
+#[error("chunk {index}: {source}")]
+pub struct ChunkParseError {
+    /// The chunk's position in the trace.
+    pub index: usize,
+    /// Why it does not read.
+    pub source: serde_json::Error,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,7 +252,7 @@ mod tests {
         ];
         let fast = TraceChunks::from_chunks(&chunks);
         assert_eq!(Some(fast.clone()), TraceChunks::from_items(&chunks).ok());
-        assert_eq!(fast.parse::<Chunk>(), Ok(chunks));
+        assert_eq!(fast.parse::<Chunk>().ok(), Some(chunks));
     }
 
     #[test]
@@ -263,7 +275,11 @@ mod tests {
         }
         let chunks = TraceChunks::from_value(&json!([{"content": "ok"}, {"content": 5}]))
             .unwrap_or_default();
-        let err = chunks.parse::<Chunk>().err().unwrap_or_default();
+        let err = chunks
+            .parse::<Chunk>()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.starts_with("chunk 1: invalid type"), "{err}");
     }
 

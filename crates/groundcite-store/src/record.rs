@@ -4,9 +4,9 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::builder::{Timings, TraceOptions};
 use crate::chunks::{ChunkRef, TraceChunks};
 use crate::error::StoreError;
+use crate::options::{Timings, TraceOptions};
 use crate::text::JsonText;
 
 /// One recorded request: everything needed to show what happened and to

@@ -70,7 +70,7 @@ pub fn suite_settings(
     {
         r.gate = Some(
             g.parse()
-                .map_err(|e: String| SettingsError::invalid(suite_name, e))?,
+                .map_err(|e: groundcite_ask::UnknownGate| SettingsError::invalid(suite_name, e))?,
         );
     }
     let mut settings = crate::ask::ask_settings(&r, file, provider)?;

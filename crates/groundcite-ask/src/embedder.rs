@@ -26,8 +26,8 @@ impl Embed for EmbedModel {
         self.0.dim()
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
-        self.0.embed(texts).map_err(|e| e.to_string())
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, groundcite_index::EmbedFailure> {
+        Ok(self.0.embed(texts)?)
     }
 }
 

@@ -270,7 +270,7 @@ pub(crate) fn rank_sentences(
             Some(e) => {
                 let refs: Vec<&str> = part_texts.iter().map(String::as_str).collect();
                 e.embed(&refs)
-                    .map_err(AskError::Embedding)?
+                    .map_err(|e| AskError::Embedding(e.to_string()))?
                     .into_iter()
                     .map(Some)
                     .collect()

@@ -108,7 +108,9 @@ pub fn retrieve(
     let started = Instant::now();
     let query = match embed {
         Some(e) if index.vector_model() == Some(e.model_id()) => {
-            let mut v = e.embed(&[question]).map_err(AskError::Embedding)?;
+            let mut v = e
+                .embed(&[question])
+                .map_err(|e| AskError::Embedding(e.to_string()))?;
             v.pop()
         }
         _ => None,

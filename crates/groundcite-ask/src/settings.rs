@@ -40,15 +40,20 @@ impl GateMode {
     }
 }
 
-impl std::str::FromStr for GateMode {
-    type Err = String;
+/// A gate name that is not `retrieval`, `evidence` or `off`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not retrieval, evidence or off")]
+pub struct UnknownGate(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl std::str::FromStr for GateMode {
+    type Err = UnknownGate;
+
+    fn from_str(s: &str) -> Result<Self, UnknownGate> {
         match s {
             "retrieval" => Ok(GateMode::Retrieval),
             "evidence" => Ok(GateMode::Evidence),
             "off" => Ok(GateMode::Off),
-            other => Err(format!("{other:?} is not retrieval, evidence or off")),
+            other => Err(UnknownGate(other.to_string())),
         }
     }
 }

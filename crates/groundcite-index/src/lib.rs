@@ -93,4 +93,4 @@ pub use index::{
     Coverage, Index, IndexConfig, IndexStats, MAX_FILE_BYTES, MAX_QUERY_TERMS, Progress,
     UpdateReport,
 };
-pub use sentences::{Embed, SentenceHit, embed_text};
+pub use sentences::{Embed, EmbedFailure, SentenceHit, embed_text};

@@ -38,8 +38,11 @@ pub trait Embed: Send + Sync {
     /// Vector length.
     fn dim(&self) -> usize;
     /// L2-normalised vectors, one per text, in order.
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String>;
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedFailure>;
 }
+
+/// Why a model could not embed: its own error, whatever its crate.
+pub type EmbedFailure = Box<dyn std::error::Error + Send + Sync>;
 
 /// One sentence of a chunk.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,7 +137,7 @@ impl ChunkEntry {
                 .map(|s| embed_text(context, &content[s.start as usize..s.end as usize]))
                 .collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vecs = e.embed(&refs)?;
+            let vecs = e.embed(&refs).map_err(|e| e.to_string())?;
             if vecs.len() != sentences.len() || vecs.iter().any(|v| v.len() != e.dim()) {
                 return Err("the embedding model returned the wrong number of vectors".into());
             }
@@ -483,7 +486,7 @@ mod tests {
         fn dim(&self) -> usize {
             3
         }
-        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedFailure> {
             Ok(texts
                 .iter()
                 .map(|t| {

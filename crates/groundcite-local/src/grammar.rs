@@ -32,15 +32,34 @@ pub enum QuoteMode {
     Free,
 }
 
-impl std::str::FromStr for QuoteMode {
-    type Err = String;
+/// A setting's name that is not one of its values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{value:?} is not {expected}")]
+pub struct UnknownValue {
+    /// What was given.
+    pub value: String,
+    /// The values accepted, in words.
+    pub expected: &'static str,
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl UnknownValue {
+    fn new(value: &str, expected: &'static str) -> Self {
+        UnknownValue {
+            value: value.to_string(),
+            expected,
+        }
+    }
+}
+
+impl std::str::FromStr for QuoteMode {
+    type Err = UnknownValue;
+
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
         match s {
             "verbatim" | "sentences" => Ok(QuoteMode::Verbatim),
             "words" => Ok(QuoteMode::VerbatimWords),
             "free" => Ok(QuoteMode::Free),
-            other => Err(format!("{other:?} is not verbatim, words or free")),
+            other => Err(UnknownValue::new(other, "verbatim, words or free")),
         }
     }
 }
@@ -74,13 +93,13 @@ pub enum ClaimText {
 }
 
 impl std::str::FromStr for ClaimText {
-    type Err = String;
+    type Err = UnknownValue;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
         match s {
             "extractive" => Ok(ClaimText::Extractive),
             "free" => Ok(ClaimText::Free),
-            other => Err(format!("{other:?} is not extractive or free")),
+            other => Err(UnknownValue::new(other, "extractive or free")),
         }
     }
 }
@@ -384,13 +403,13 @@ pub enum Choice {
 }
 
 impl std::str::FromStr for Choice {
-    type Err = String;
+    type Err = UnknownValue;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, UnknownValue> {
         match s {
             "subset" => Ok(Choice::Subset),
             "prefix" => Ok(Choice::Prefix),
-            other => Err(format!("{other:?} is not subset or prefix")),
+            other => Err(UnknownValue::new(other, "subset or prefix")),
         }
     }
 }

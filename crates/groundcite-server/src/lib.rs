@@ -9,7 +9,8 @@
 //!   `/v1/ask`).
 //! - [`app`]: the axum [`Router`], testable without a socket.
 //! - [`serve`]: binds, warms up, and serves until SIGINT/SIGTERM.
-//! - [`ApiError`]: the one error shape, `{"error": {"code", "message"}}`.
+//! - [`ApiError`]: the one error shape, `{"error": {"code", "message"}}`;
+//!   [`ErrorCode`]: the stable codes, each with one status and one message.
 //!
 //! ## Endpoints
 //! `POST /v1/ask` and `POST /v1/answer` (JSON, or SSE with
@@ -43,7 +44,7 @@ mod serve;
 mod state;
 
 pub use auth::{ApiKeys, InvalidTenant, KeyFileError, Tenant, key_digest, validate_tenant};
-pub use error::ApiError;
+pub use error::{ApiError, ErrorCode};
 pub use metrics::Metrics;
 pub use routes::app;
 pub use serve::serve;

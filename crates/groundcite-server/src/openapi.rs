@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
+use crate::error::ErrorCode;
+
 const CONTRACT_SCHEMA: &str = include_str!("../../../schemas/contract-v1.schema.json");
 
 /// The document (built once).
@@ -218,12 +220,21 @@ fn build() -> Value {
             "match_profile": {"enum": ["default", "lenient"]}
         }
     }));
+    let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    let codes_description = format!(
+        "Stable, one HTTP status each: {}.",
+        ErrorCode::ALL
+            .iter()
+            .map(|c| format!("{} ({})", c.as_str(), c.status().as_u16()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     schemas.insert("Error".into(), json!({
         "type": "object", "required": ["error"],
         "properties": {"error": {
             "type": "object", "required": ["code", "message"],
             "properties": {
-                "code": {"type": "string", "description": "Stable: unauthorized, malformed_json, invalid_request, limit_exceeded, body_too_large, too_many_chunks, unsupported_media_type, not_found, method_not_allowed, duplicate_trace_id, no_citations, not_configured, no_corpus, overloaded, timeout, trace_store_unavailable, provider_error, provider_timeout, provider_rejected_request, trace_not_verifiable, cancelled, internal."},
+                "code": {"type": "string", "enum": codes, "description": codes_description},
                 "message": {"type": "string"},
                 "path": {"type": "string", "description": "The JSON path of the offending value."},
                 "trace_id": {"type": "string"}
@@ -277,7 +288,12 @@ fn build() -> Value {
     let conflict = error("A trace with this trace_id exists already.");
     let provider_errors: Vec<(&str, Value)> = vec![
         ("409", conflict.clone()),
-        ("501", error("No provider is configured.")),
+        (
+            "501",
+            error(
+                "Code not_configured: the service was started without the model this endpoint needs.",
+            ),
+        ),
         (
             "502",
             error("The provider failed (status and request ID in the message)."),

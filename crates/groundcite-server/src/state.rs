@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use groundcite_ask::AskSettings;
 use groundcite_core::MatchProfile;
 use groundcite_index::Index;
@@ -14,7 +13,7 @@ use groundcite_store::{Store, StoreError, TraceRecord};
 use tokio::sync::Semaphore;
 
 use crate::auth::ApiKeys;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::metrics::Metrics;
 
 /// What the service accepts, and how much at once.
@@ -195,23 +194,14 @@ impl AppState {
         };
         match committed {
             Ok(()) => Ok(()),
-            Err(StoreError::Duplicate { .. }) => Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "duplicate_trace_id",
-                format!("a trace with ID {trace_id:?} already exists; send a new trace_id or none"),
-            )),
-            Err(StoreError::InvalidTraceId { .. }) => Err(ApiError::invalid(
-                "trace_id must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-'",
-                Some("trace_id".into()),
-            )),
+            // The client's ID: 409 when taken, 422 when not acceptable.
+            Err(e @ (StoreError::Duplicate { .. } | StoreError::InvalidTraceId(_))) => {
+                Err(e.into())
+            }
             Err(e) => {
                 self.0.metrics.trace_failed(self.0.store.backend());
                 tracing::error!(trace_id = %trace_id, error = %e, "trace not committed");
-                Err(ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "trace_store_unavailable",
-                    "the trace could not be stored, so no answer is returned; retry later",
-                ))
+                Err(ApiError::new(ErrorCode::TraceStoreUnavailable))
             }
         }
     }

@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use groundcite_core::{Chunk, ChunkSet, ClaimOutcome, ClaimPolicy, MatchProfile, Provenance};
 use groundcite_providers::pipeline::{self, AnswerError, AnswerSettings, Answered};
-use groundcite_providers::{Backend, GenerationRequest, ProviderError};
+use groundcite_providers::{Backend, GenerationRequest};
 use groundcite_store::{JsonText, Timings, TraceBuilder, TraceOptions, TraceRecord};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -23,7 +23,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use super::{RequestId, Who, check_text, chunk_set, trace_id, warning_codes};
 use crate::auth::Tenant;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::extract::ApiJson;
 use crate::state::AppState;
 
@@ -180,11 +180,7 @@ fn prepare(
         ));
     }
     let Some(backend) = state.0.backend.clone() else {
-        return Err(ApiError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            "not_configured",
-            "this service has no answer provider configured (start it with --provider)",
-        ));
+        return Err(ApiError::new(ErrorCode::NotConfigured));
     };
     let limits = &state.0.limits;
     if body.question.trim().is_empty() {
@@ -281,11 +277,7 @@ impl Job {
                 );
                 Ok(response.unwrap_or_else(|| Json(answered.contract).into_response()))
             }
-            Err(AnswerError::Cancelled) => Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "cancelled",
-                "the client went away",
-            )),
+            Err(e @ AnswerError::Cancelled) => Err(e.into()),
             Err(AnswerError::Provider { error, raw_output }) => {
                 metrics.generation(
                     provider,
@@ -300,7 +292,7 @@ impl Job {
                     .commit(record)
                     .await
                     .map_err(|e| e.with_trace_id(&trace_id))?;
-                Err(provider_failure(&error).with_trace_id(&trace_id))
+                Err(ApiError::from(&error).with_trace_id(&trace_id))
             }
         }
     }
@@ -352,19 +344,4 @@ fn fill(trace: TraceBuilder, a: &Answered, started: Instant) -> Result<TraceReco
             ..Timings::default()
         })
         .build())
-}
-
-/// 502 (or 504 for timeouts, 422 for a request the provider cannot take):
-/// what failed, never the provider's raw body.
-pub(crate) fn provider_failure(e: &ProviderError) -> ApiError {
-    use groundcite_providers::ErrorKind;
-    let (status, code) = match e.kind() {
-        ErrorKind::Timeout => (StatusCode::GATEWAY_TIMEOUT, "provider_timeout"),
-        ErrorKind::Config => (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "provider_rejected_request",
-        ),
-        _ => (StatusCode::BAD_GATEWAY, "provider_error"),
-    };
-    ApiError::new(status, code, e.to_string())
 }

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use groundcite_ask::{AskError, AskSettings, Failure, MAX_TOP_K, Retrieval};
 use groundcite_core::{ClaimPolicy, MatchProfile, Provenance};
@@ -21,10 +21,10 @@ use groundcite_store::{Timings, TraceOptions};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::answer::{OnClaim, claims_in, provider_failure, respond, wants_sse};
+use super::answer::{OnClaim, claims_in, respond, wants_sse};
 use super::{Who, check_text, trace_id};
 use crate::auth::Tenant;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::extract::ApiJson;
 use crate::state::{AppState, Corpus};
 
@@ -45,11 +45,7 @@ pub(crate) struct AskRequest {
 
 /// 409 `no_corpus`.
 pub(crate) fn no_corpus() -> ApiError {
-    ApiError::new(
-        StatusCode::CONFLICT,
-        "no_corpus",
-        "this service has no document corpus: start `groundcite serve` with --docs DIR (or [ask] docs) to ask questions; /v1/answer, /v1/verify and /v1/parse take chunks in the request",
-    )
+    ApiError::new(ErrorCode::NoCorpus)
 }
 
 /// One question, owned (a streamed answer runs in its own task).
@@ -149,9 +145,8 @@ impl Job {
         tokio::task::spawn_blocking(move || {
             groundcite_ask::retrieve(&index, embed.as_deref(), &question, &settings)
         })
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(|e| ApiError::internal(e).with_trace_id(&self.provenance.trace_id))
+        .await?
+        .map_err(|e| ApiError::from(e).with_trace_id(&self.provenance.trace_id))
     }
 
     /// Generates (when the gate passed), verifies, commits the trace, and
@@ -203,11 +198,6 @@ impl Job {
                 metrics.contract(&asked.provider, model.as_deref(), claims, &asked.contract);
                 Ok(Json(asked.contract).into_response())
             }
-            Err(AskError::Answer(AnswerError::Cancelled)) => Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "cancelled",
-                "the client went away",
-            )),
             Err(AskError::Answer(AnswerError::Provider { error, raw_output })) => {
                 let provider = backend.map_or("none", |b| b.generator().provider());
                 metrics.generation(
@@ -234,18 +224,14 @@ impl Job {
                     .commit(record)
                     .await
                     .map_err(|e| e.with_trace_id(&trace_id))?;
-                Err(provider_failure(&error).with_trace_id(&trace_id))
+                Err(ApiError::from(&error).with_trace_id(&trace_id))
             }
-            Err(AskError::NoBackend) => Err(ApiError::new(
-                StatusCode::NOT_IMPLEMENTED,
-                "not_configured",
-                "this service has no answer provider configured (start it without --no-model)",
-            )
-            .with_trace_id(&trace_id)),
-            Err(AskError::Settings(m)) => Err(ApiError::invalid(m, None)),
-            Err(e @ (AskError::Index(_) | AskError::Chunks(_) | AskError::Embedding(_))) => {
-                Err(ApiError::internal(e).with_trace_id(&trace_id))
+            // As before: a cancelled answer and out-of-range settings name
+            // no trace.
+            Err(e @ (AskError::Answer(AnswerError::Cancelled) | AskError::Settings(_))) => {
+                Err(e.into())
             }
+            Err(e) => Err(ApiError::from(e).with_trace_id(&trace_id)),
         }
     }
 

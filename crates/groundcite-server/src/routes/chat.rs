@@ -17,7 +17,6 @@ use std::time::Instant;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use groundcite_providers::{
@@ -31,7 +30,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use super::{Who, check_text};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::extract::ApiJson;
 use crate::state::AppState;
 
@@ -215,11 +214,7 @@ pub(crate) async fn completions(
     ApiJson(body): ApiJson<ChatRequest>,
 ) -> Result<Response, ApiError> {
     let Some(generator) = state.0.chat.clone() else {
-        return Err(ApiError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            "not_configured",
-            "this service runs no embedded model (start it with --provider local)",
-        ));
+        return Err(ApiError::new(ErrorCode::NotConfigured));
     };
     let request = generation_request(&body)?;
     check_text(&request.user, "messages", &state.0.limits)?;
@@ -386,7 +381,7 @@ impl Chat {
             .map_err(|e| e.with_trace_id(&trace_id))?;
         match (finished, error) {
             (Some(f), _) => Ok(f),
-            (None, Some(e)) => Err(super::answer::provider_failure(&e).with_trace_id(&trace_id)),
+            (None, Some(e)) => Err(ApiError::from(&e).with_trace_id(&trace_id)),
             (None, None) => Err(ApiError::internal("generation ended without a result")),
         }
     }

@@ -11,7 +11,7 @@ mod web;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode};
+use axum::http::{HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -20,7 +20,7 @@ use groundcite_core::{Chunk, ChunkSet, GroundedAnswer, validate_trace_id};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::auth::Tenant;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::state::{AppState, Limits};
 
 /// The ID of one request: the trace ID of what it stores, and the
@@ -87,11 +87,7 @@ async fn not_found() -> ApiError {
 }
 
 async fn method_not_allowed() -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
-        "this endpoint does not accept that method; see /openapi.json",
-    )
+    ApiError::new(ErrorCode::MethodNotAllowed)
 }
 
 /// Request ID, in-flight gauge, request metrics and the access log line.
@@ -155,15 +151,12 @@ async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Respo
     };
     match tokio::time::timeout(state.0.limits.request_timeout, next.run(req)).await {
         Ok(r) => r,
-        Err(_) => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "timeout",
-            format!(
+        Err(_) => ApiError::new(ErrorCode::Timeout)
+            .detail(format!(
                 "the request took longer than {} s",
                 state.0.limits.request_timeout.as_secs()
-            ),
-        )
-        .into_response(),
+            ))
+            .into_response(),
     }
 }
 
@@ -173,14 +166,11 @@ pub(crate) type Who = (Extension<Tenant>, Extension<RequestId>);
 /// The chunks as a validated set within the limits.
 pub(crate) fn chunk_set(chunks: Vec<Chunk>, limits: &Limits) -> Result<ChunkSet, ApiError> {
     if chunks.len() > limits.max_chunks {
-        return Err(ApiError::too_large(
-            "too_many_chunks",
-            format!(
-                "{} chunks; the service accepts at most {}",
-                chunks.len(),
-                limits.max_chunks
-            ),
-        ));
+        return Err(ApiError::new(ErrorCode::TooManyChunks).detail(format!(
+            "{} chunks; the service accepts at most {}",
+            chunks.len(),
+            limits.max_chunks
+        )));
     }
     if let Some((i, c)) = chunks
         .iter()
@@ -277,7 +267,7 @@ pub(crate) fn check_text(text: &str, field: &str, limits: &Limits) -> Result<(),
 pub(crate) fn trace_id(client: Option<String>, request: &RequestId) -> Result<String, ApiError> {
     match client {
         Some(id) => {
-            validate_trace_id(&id).map_err(|m| ApiError::invalid(m, Some("trace_id".into())))?;
+            validate_trace_id(&id)?;
             Ok(id)
         }
         None => Ok(request.0.clone()),

@@ -5,7 +5,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
-use groundcite_store::{StoreError, TraceRecord, validate_trace_id};
+use groundcite_store::{TraceRecord, validate_trace_id};
 use serde_json::json;
 
 use super::Who;
@@ -13,16 +13,12 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 async fn fetch(state: &AppState, who: &Who, id: &str) -> Result<TraceRecord, ApiError> {
-    validate_trace_id(id).map_err(|e| ApiError::invalid(e.to_string(), Some("trace_id".into())))?;
-    match state.store().get(id, who.0.name()).await {
-        Ok(Some(r)) => Ok(r),
-        Ok(None) => Err(ApiError::not_found(format!("no trace {id:?}"))),
-        Err(StoreError::InvalidTraceId { .. }) => Err(ApiError::invalid(
-            "invalid trace ID",
-            Some("trace_id".into()),
-        )),
-        Err(e) => Err(ApiError::internal(e)),
-    }
+    validate_trace_id(id)?;
+    state
+        .store()
+        .get(id, who.0.name())
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no trace {id:?}")))
 }
 
 pub(crate) async fn get_trace(
@@ -40,13 +36,7 @@ pub(crate) async fn reverify(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let record = fetch(&state, &who, &id).await?;
-    let r = groundcite_store::reverify(&record).map_err(|m| {
-        ApiError::new(
-            axum::http::StatusCode::CONFLICT,
-            "trace_not_verifiable",
-            format!("trace {id:?} cannot be re-verified: {m}"),
-        )
-    })?;
+    let r = groundcite_store::reverify(&record)?;
     let body = json!({
         "trace_id": id,
         "same": r.same,

@@ -196,14 +196,7 @@ pub(crate) async fn parse(
     }
     let (profile, policy) = body.common.settings(&state);
     let provenance = body.common.provenance(&request)?;
-    let contract = prose::verify_prose_with(&body.text, &chunks, profile, policy, provenance)
-        .map_err(|e| {
-            ApiError::new(
-                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-                "no_citations",
-                e.to_string(),
-            )
-        })?;
+    let contract = prose::verify_prose_with(&body.text, &chunks, profile, policy, provenance)?;
     let claims_in = contract.claims.len() + failed(&contract);
     Verified {
         kind: "parse",

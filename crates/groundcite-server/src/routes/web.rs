@@ -7,7 +7,7 @@
 //! even if a renderer bug inserted hostile HTML, it could not run.
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -93,7 +93,7 @@ pub(crate) async fn asset(Path(file): Path<String>) -> Response {
         Some((_, content_type, body)) => {
             hardened(([(header::CONTENT_TYPE, *content_type)], *body).into_response())
         }
-        None => ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such asset").into_response(),
+        None => ApiError::not_found("no such asset").into_response(),
     }
 }
 

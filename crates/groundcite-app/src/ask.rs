@@ -174,18 +174,9 @@ pub fn default_index_dir(docs: &Path, env: &dyn Env) -> Result<PathBuf, Settings
     )))
 }
 
-/// `GROUNDCITE_CACHE_DIR` > `$XDG_CACHE_HOME/groundcite` > `~/.cache/groundcite`.
+/// The cache directory (`groundcite_core::paths::cache_dir`'s rule).
 fn cache_dir(env: &dyn Env) -> Option<PathBuf> {
-    env.var("GROUNDCITE_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            env.var("XDG_CACHE_HOME")
-                .map(|d| Path::new(&d).join("groundcite"))
-        })
-        .or_else(|| {
-            env.var("HOME")
-                .map(|h| Path::new(&h).join(".cache").join("groundcite"))
-        })
+    groundcite_core::paths::cache_dir(|k| env.var(k))
 }
 
 /// The trace store's URL: `--database` > `GROUNDCITE_DATABASE` > the

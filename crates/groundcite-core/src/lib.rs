@@ -65,6 +65,7 @@ mod error;
 mod model;
 pub mod native;
 mod normalize;
+pub mod paths;
 pub mod prompt;
 pub mod prose;
 pub mod quantity;

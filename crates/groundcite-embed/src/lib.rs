@@ -186,18 +186,7 @@ fn check_dir(p: &Path, from: &'static str) -> Result<PathBuf, EmbedError> {
 /// else `~/.cache/groundcite/models` (the same rule as the local generator's
 /// model; `scripts/fetch-embed-model` installs into it).
 pub fn model_cache_dir() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(d) = var("GROUNDCITE_CACHE_DIR") {
-        return Some(d.join("models"));
-    }
-    if let Some(d) = var("XDG_CACHE_HOME") {
-        return Some(d.join("groundcite").join("models"));
-    }
-    var("HOME").map(|h| h.join(".cache").join("groundcite").join("models"))
+    groundcite_core::paths::model_cache_dir()
 }
 
 /// The number of threads a matrix multiplication uses (see "Threads" in the

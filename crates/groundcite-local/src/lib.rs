@@ -157,18 +157,7 @@ pub fn find_model(explicit: Option<&Path>) -> Result<PathBuf, LocalError> {
 /// `$GROUNDCITE_CACHE_DIR/models`, else `$XDG_CACHE_HOME/groundcite/models`,
 /// else `~/.cache/groundcite/models`.
 pub fn model_cache_dir() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(d) = var("GROUNDCITE_CACHE_DIR") {
-        return Some(d.join("models"));
-    }
-    if let Some(d) = var("XDG_CACHE_HOME") {
-        return Some(d.join("groundcite").join("models"));
-    }
-    var("HOME").map(|h| h.join(".cache").join("groundcite").join("models"))
+    groundcite_core::paths::model_cache_dir()
 }
 
 /// Settings of the local generator.

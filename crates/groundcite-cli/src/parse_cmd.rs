@@ -63,7 +63,7 @@ impl OutputArgs {
     /// The provenance to stamp (the trace ID is validated first).
     pub fn provenance(&self) -> Result<Provenance, BadInput> {
         if let Some(id) = &self.trace_id {
-            validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m))?;
+            validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m.to_string()))?;
         }
         Ok(Provenance {
             trace_id: self.trace_id.clone().unwrap_or_else(crate::new_trace_id),

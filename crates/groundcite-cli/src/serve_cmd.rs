@@ -142,7 +142,7 @@ pub fn key(args: KeyArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         KeyCommand::New { tenant } => {
             groundcite_server::validate_tenant(&tenant)
-                .map_err(|m| BadInput::new("--tenant", m))?;
+                .map_err(|m| BadInput::new("--tenant", m.to_string()))?;
             let mut bytes = [0u8; 32];
             getrandom::fill(&mut bytes).context("reading the system's random source")?;
             let key = format!("gck_{}", hex::encode(bytes));
@@ -154,7 +154,7 @@ pub fn key(args: KeyArgs) -> anyhow::Result<ExitCode> {
         }
         KeyCommand::Hash { tenant } => {
             groundcite_server::validate_tenant(&tenant)
-                .map_err(|m| BadInput::new("--tenant", m))?;
+                .map_err(|m| BadInput::new("--tenant", m.to_string()))?;
             let mut key = String::new();
             std::io::stdin().read_line(&mut key)?;
             let key = key.trim();
@@ -195,7 +195,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                     "API keys are required: pass --api-keys-file FILE (create a key with `groundcite key new --tenant NAME`), set GROUNDCITE_API_KEYS_FILE or [serve] api_keys_file, or pass --no-auth for a single-user service",
                 )
             })?;
-        ApiKeys::load(&PathBuf::from(&path)).map_err(|m| BadInput::new("--api-keys-file", m))?
+        ApiKeys::load(&PathBuf::from(&path))
+            .map_err(|m| BadInput::new("--api-keys-file", m.to_string()))?
     };
     let database = ask::database_url(
         args.database.as_deref(),

@@ -79,7 +79,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     if let Some(id) = &args.trace_id {
-        validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m))?;
+        validate_trace_id(id).map_err(|m| BadInput::new("--trace-id", m.to_string()))?;
     }
     let chunks = input::read_chunks(chunks_path)?;
     let answer = input::read_answer(answer_path)?;

@@ -381,14 +381,6 @@ pub enum TraceIdError {
     },
 }
 
-/// Callers that report errors as sentences (`BadInput`, `ApiError`) take
-/// the message as it always was.
-impl From<TraceIdError> for String {
-    fn from(e: TraceIdError) -> String {
-        e.to_string()
-    }
-}
-
 /// Checks a caller-supplied trace ID: 1–128 characters of ASCII letters,
 /// digits and `. _ : -`, so it is safe in logs, URLs and file names. The
 /// one rule: the trace store checks with it too.

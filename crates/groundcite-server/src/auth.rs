@@ -129,21 +129,6 @@ pub enum KeyFileError {
     },
 }
 
-/// Callers that report errors as sentences (the CLI's `BadInput`) take the
-/// message as it always was.
-impl From<InvalidTenant> for String {
-    fn from(e: InvalidTenant) -> String {
-        e.to_string()
-    }
-}
-
-/// As for [`InvalidTenant`].
-impl From<KeyFileError> for String {
-    fn from(e: KeyFileError) -> String {
-        e.to_string()
-    }
-}
-
 /// Tenants name traces and metric labels: 1-64 of `[A-Za-z0-9._-]`.
 pub fn validate_tenant(tenant: &str) -> Result<(), InvalidTenant> {
     let ok = (1..=64).contains(&tenant.len())

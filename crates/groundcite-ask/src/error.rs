@@ -3,12 +3,14 @@
 use groundcite_index::IndexError;
 use groundcite_providers::pipeline::AnswerError;
 
+use crate::settings::OutOfRange;
+
 /// Why no contract could be produced.
 #[derive(Debug, thiserror::Error)]
 pub enum AskError {
     /// The settings are out of range.
-    #[error("{0}")]
-    Settings(String),
+    #[error(transparent)]
+    Settings(#[from] OutOfRange),
     /// The index could not be searched.
     #[error("searching the index: {0}")]
     Index(IndexError),

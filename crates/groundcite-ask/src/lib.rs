@@ -43,7 +43,7 @@ pub use rank::question_parts;
 pub use retrieve::{Retrieval, Signals, Verdict, gate, retrieve};
 pub use settings::{
     AskSettings, DEFAULT_CANDIDATES, DEFAULT_TOP_K, GateMode, GateSettings, MAX_CANDIDATES,
-    MAX_TOP_K, UnknownGate,
+    MAX_TOP_K, OutOfRange, UnknownGate,
 };
 pub use trace::{Failure, gate_options, record_failure, record_outcome};
 

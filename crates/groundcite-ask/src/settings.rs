@@ -40,6 +40,11 @@ impl GateMode {
     }
 }
 
+/// A setting out of its range; the message names the setting and the range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct OutOfRange(pub String);
+
 /// A gate name that is not `retrieval`, `evidence` or `off`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0:?} is not retrieval, evidence or off")]
@@ -125,16 +130,20 @@ impl AskSettings {
     }
 
     /// Checks the ranges; the error names the setting and its range.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), OutOfRange> {
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
-            return Err(format!("top_k must be between 1 and {MAX_TOP_K}"));
+            return Err(OutOfRange(format!(
+                "top_k must be between 1 and {MAX_TOP_K}"
+            )));
         }
         if self.candidates > MAX_CANDIDATES {
-            return Err(format!("candidates must be between 0 and {MAX_CANDIDATES}"));
+            return Err(OutOfRange(format!(
+                "candidates must be between 0 and {MAX_CANDIDATES}"
+            )));
         }
         let g = &self.gate;
         if !(g.bm25_floor.is_finite() && g.bm25_floor >= 0.0) {
-            return Err("the BM25 floor must be 0 or more".into());
+            return Err(OutOfRange("the BM25 floor must be 0 or more".into()));
         }
         for (name, v) in [
             ("the cosine floor", f64::from(g.cosine_floor)),
@@ -143,7 +152,7 @@ impl AskSettings {
             ("min_p_answerable", f64::from(g.min_p_answerable)),
         ] {
             if !(-1.0..=1.0).contains(&v) {
-                return Err(format!("{name} must be between -1 and 1"));
+                return Err(OutOfRange(format!("{name} must be between -1 and 1")));
             }
         }
         Ok(())

@@ -459,7 +459,7 @@ impl From<AnswerError> for ApiError {
 impl From<AskError> for ApiError {
     fn from(e: AskError) -> ApiError {
         match e {
-            AskError::Settings(m) => ApiError::invalid(m, None),
+            AskError::Settings(m) => ApiError::invalid(m.to_string(), None),
             AskError::NoBackend => ApiError::new(ErrorCode::NotConfigured),
             AskError::Answer(e) => ApiError::from(e),
             e @ (AskError::Index(_) | AskError::Chunks(_) | AskError::Embedding(_)) => {

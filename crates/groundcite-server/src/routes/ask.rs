@@ -117,7 +117,7 @@ fn prepare(
     settings.stream = stream;
     settings
         .validate()
-        .map_err(|m| ApiError::invalid(m, Some("top_k".into())))?;
+        .map_err(|m| ApiError::invalid(m.to_string(), Some("top_k".into())))?;
     Ok(Job {
         state: state.clone(),
         corpus,

@@ -8,8 +8,19 @@
 //!   the response is returned raw ([`Output::AnthropicCitations`]) for
 //!   [`groundcite_core::native::anthropic::convert`].
 //!
-//! `stop_reason: "refusal"` gives [`ErrorKind::Refusal`] (R4);
-//! `stop_reason: "max_tokens"` gives [`ErrorKind::Truncated`] (R3).
+//! Every documented `stop_reason` is mapped explicitly (`stop_outcome`):
+//!
+//! | `stop_reason` | outcome |
+//! |---|---|
+//! | `end_turn` | the answer (structured mode: it must parse as JSON) |
+//! | `stop_sequence` | the answer, as `end_turn` (groundcite sends no `stop_sequences`; a stop is validated like any output) |
+//! | `max_tokens` | [`ErrorKind::Truncated`] (R3) |
+//! | `model_context_window_exceeded` | [`ErrorKind::Truncated`] (R3): the output filled the context window |
+//! | `refusal` | [`ErrorKind::Refusal`] (R4) |
+//! | `tool_use` | [`ErrorKind::InvalidOutput`] (R3): neither mode offers a tool, so the turn holds no answer |
+//! | `pause_turn` | [`ErrorKind::InvalidOutput`] (R3): a paused server-tool loop; groundcite sends no server tools and does not resume turns, so the turn holds no complete answer |
+//! | missing | [`ErrorKind::Truncated`] (R3): the message is incomplete |
+//! | anything else | [`ErrorKind::InvalidOutput`] naming the value |
 
 use groundcite_core::schema::Target;
 use serde_json::{Map, Value, json};
@@ -239,6 +250,55 @@ fn source_block(c: &groundcite_core::Chunk, sources: NativeSources) -> Value {
     }
 }
 
+/// What a `stop_reason` means for the message that carries it.
+#[derive(Debug, PartialEq, Eq)]
+enum StopOutcome {
+    /// The turn ended with an answer: validate and return it.
+    Answer,
+    /// The turn holds no usable answer: fail with this kind and message.
+    Fail(ErrorKind, String),
+}
+
+/// Every `stop_reason` the Messages API documents, mapped explicitly (the
+/// table in the module documentation); `None` is a message without one.
+fn stop_outcome(stop: Option<&str>) -> StopOutcome {
+    let fail = |kind, msg: &str| StopOutcome::Fail(kind, msg.to_string());
+    match stop {
+        Some("end_turn" | "stop_sequence") => StopOutcome::Answer,
+        Some("max_tokens") => fail(
+            ErrorKind::Truncated,
+            "the output stopped at the token limit (stop_reason: max_tokens)",
+        ),
+        Some("model_context_window_exceeded") => fail(
+            ErrorKind::Truncated,
+            "the output stopped when the model's context window was full (stop_reason: model_context_window_exceeded); send fewer or shorter chunks",
+        ),
+        Some("refusal") => fail(
+            ErrorKind::Refusal,
+            "the model refused to answer (stop_reason: refusal)",
+        ),
+        Some("tool_use") => fail(
+            ErrorKind::InvalidOutput,
+            "the model stopped to call a tool (stop_reason: tool_use), but the request offers none: no answer",
+        ),
+        Some("pause_turn") => fail(
+            ErrorKind::InvalidOutput,
+            "the model paused its turn (stop_reason: pause_turn), which only server tools do and the request sends none; groundcite does not resume paused turns: no complete answer",
+        ),
+        None => fail(
+            ErrorKind::Truncated,
+            "the response has no stop_reason: the output is incomplete",
+        ),
+        Some(other) => StopOutcome::Fail(
+            ErrorKind::InvalidOutput,
+            format!(
+                "unknown stop_reason {:?}: the output cannot be trusted as an answer",
+                groundcite_core::truncate_chars(other, 64)
+            ),
+        ),
+    }
+}
+
 /// Turns a complete message into a generation or a classified error.
 fn classify(
     provider: &'static str,
@@ -287,29 +347,8 @@ fn classify(
         .get("stop_reason")
         .and_then(Value::as_str)
         .map(str::to_string);
-    match stop.as_deref() {
-        Some("refusal") => {
-            return Err(fail(
-                ErrorKind::Refusal,
-                "the model refused to answer (stop_reason: refusal)",
-                Some(text),
-            ));
-        }
-        Some("max_tokens") => {
-            return Err(fail(
-                ErrorKind::Truncated,
-                "the output stopped at the token limit (stop_reason: max_tokens)",
-                Some(text),
-            ));
-        }
-        None => {
-            return Err(fail(
-                ErrorKind::Truncated,
-                "the response has no stop_reason: the output is incomplete",
-                Some(text),
-            ));
-        }
-        _ => {}
+    if let StopOutcome::Fail(kind, msg) = stop_outcome(stop.as_deref()) {
+        return Err(fail(kind, &msg, Some(text)));
     }
     let usage = Usage {
         input_tokens: message
@@ -472,6 +511,49 @@ fn merge_start_usage(message: &mut Value, events: &[Value]) {
     if let Value::Object(u) = usage {
         for (k, v) in start {
             u.entry(k).or_insert(v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every documented value has its own arm: none falls through to the
+    /// unknown-value error.
+    #[test]
+    fn every_documented_stop_reason_is_mapped() {
+        let cases: &[(Option<&str>, Option<ErrorKind>)] = &[
+            (Some("end_turn"), None),
+            (Some("stop_sequence"), None),
+            (Some("max_tokens"), Some(ErrorKind::Truncated)),
+            (
+                Some("model_context_window_exceeded"),
+                Some(ErrorKind::Truncated),
+            ),
+            (Some("refusal"), Some(ErrorKind::Refusal)),
+            (Some("tool_use"), Some(ErrorKind::InvalidOutput)),
+            (Some("pause_turn"), Some(ErrorKind::InvalidOutput)),
+            (None, Some(ErrorKind::Truncated)),
+        ];
+        for (stop, want) in cases {
+            match (stop_outcome(*stop), want) {
+                (StopOutcome::Answer, None) => {}
+                (StopOutcome::Fail(kind, msg), Some(w)) => {
+                    assert_eq!(kind, *w, "{stop:?}");
+                    assert!(!msg.contains("unknown"), "{stop:?}: {msg}");
+                    if let Some(s) = stop {
+                        assert!(msg.contains(s), "{stop:?}: {msg}");
+                    }
+                }
+                (got, _) => panic!("{stop:?}: {got:?}, expected {want:?}"),
+            }
+        }
+        match stop_outcome(Some("brand_new_reason")) {
+            StopOutcome::Fail(ErrorKind::InvalidOutput, msg) => {
+                assert!(msg.contains("\"brand_new_reason\""), "{msg}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 }

@@ -3,10 +3,20 @@
 //! which obtains and caches tokens. Its own module so that the Chat
 //! Completions client (which holds a token provider) and the Azure client
 //! builder (which makes that client) do not depend on each other.
+//!
+//! Refreshes are single-flight: however many requests find the token
+//! missing, expired or within [`REFRESH_MARGIN`] of expiry, one of them
+//! fetches (one Entra call, one IMDS call, one `az` process) and the others
+//! wait for its result, success or failure. While the old token still has
+//! [`MIN_REMAINING`] left, requests that find a refresh under way use it
+//! instead of waiting, and a failed early refresh keeps serving it (the next
+//! request tries again).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Mutex as AsyncMutex;
 
 use serde_json::Value;
 use url::Url;
@@ -21,7 +31,10 @@ pub const DEFAULT_AUTHORITY_HOST: &str = "https://login.microsoftonline.com";
 pub const DEFAULT_IMDS_ENDPOINT: &str = "http://169.254.169.254/metadata/identity/oauth2/token";
 
 /// A token is refreshed when it has less than this left.
-const REFRESH_MARGIN: Duration = Duration::from_secs(300);
+pub const REFRESH_MARGIN: Duration = Duration::from_secs(300);
+/// A token with at least this left is still used while a refresh is under
+/// way (or after an early refresh failed).
+pub const MIN_REMAINING: Duration = Duration::from_secs(60);
 
 const PROVIDER: &str = "azure";
 
@@ -129,16 +142,28 @@ impl Default for IdentityEndpoints {
 struct Cached {
     token: SecretString,
     expires_at: Instant,
+    fetched_at: Instant,
+}
+
+/// The outcome of the last refresh that failed, kept for the callers that
+/// waited on it.
+#[derive(Debug)]
+struct Failure {
+    at: Instant,
+    error: ProviderError,
 }
 
 /// Entra tokens for one credential and scope, cached until shortly before
-/// they expire.
+/// they expire, refreshed by one caller at a time (the module documentation
+/// says how).
 #[derive(Debug)]
 pub struct TokenProvider {
     credential: AzureCredential,
     scope: String,
     identity: IdentityEndpoints,
     cache: Mutex<Option<Cached>>,
+    /// Held by the one caller that refreshes; holds the last failure.
+    refresh: AsyncMutex<Option<Failure>>,
 }
 
 impl TokenProvider {
@@ -149,25 +174,75 @@ impl TokenProvider {
             scope,
             identity,
             cache: Mutex::new(None),
+            refresh: AsyncMutex::new(None),
         }
     }
 
-    /// A valid token, from the cache or freshly obtained.
+    /// The cached token, when `ok` accepts it.
+    fn cached(&self, ok: impl Fn(&Cached) -> bool) -> Option<SecretString> {
+        let guard = self.cache.lock().ok()?;
+        guard.as_ref().filter(|c| ok(c)).map(|c| c.token.clone())
+    }
+
+    /// The cached token while it has [`MIN_REMAINING`] left.
+    fn still_usable(&self) -> Option<SecretString> {
+        let now = Instant::now();
+        self.cached(|c| c.expires_at > now + MIN_REMAINING)
+    }
+
+    /// A valid token, from the cache or freshly obtained by a single flight.
     pub(crate) async fn token(&self, http: &Http) -> Result<SecretString, ProviderError> {
-        if let Ok(guard) = self.cache.lock()
-            && let Some(c) = guard.as_ref()
-            && c.expires_at > Instant::now() + REFRESH_MARGIN
+        let asked = Instant::now();
+        if let Some(t) = self.cached(|c| c.expires_at > asked + REFRESH_MARGIN) {
+            return Ok(t);
+        }
+        let mut last_failure = match self.refresh.try_lock() {
+            Ok(guard) => guard,
+            Err(_) => {
+                // A refresh is under way: refresh ahead, keep using the old
+                // token while it lasts; otherwise wait for the refresh.
+                if let Some(t) = self.still_usable() {
+                    return Ok(t);
+                }
+                self.refresh.lock().await
+            }
+        };
+        // A refresh that completed after this caller asked is the one it
+        // waited for: its token (even one shorter-lived than the margin) or
+        // its failure is this caller's too.
+        let now = Instant::now();
+        if let Some(t) = self.cached(|c| {
+            c.expires_at > now + REFRESH_MARGIN || (c.fetched_at >= asked && c.expires_at > now)
+        }) {
+            return Ok(t);
+        }
+        if let Some(f) = last_failure.as_ref()
+            && f.at >= asked
         {
-            return Ok(c.token.clone());
+            return self.still_usable().ok_or_else(|| copy_error(&f.error));
         }
-        let (token, lifetime) = self.fetch(http).await?;
-        if let Ok(mut guard) = self.cache.lock() {
-            *guard = Some(Cached {
-                token: token.clone(),
-                expires_at: Instant::now() + lifetime,
-            });
+        match self.fetch(http).await {
+            Ok((token, lifetime)) => {
+                let fetched_at = Instant::now();
+                if let Ok(mut guard) = self.cache.lock() {
+                    *guard = Some(Cached {
+                        token: token.clone(),
+                        expires_at: fetched_at + lifetime,
+                        fetched_at,
+                    });
+                }
+                *last_failure = None;
+                Ok(token)
+            }
+            Err(e) => {
+                *last_failure = Some(Failure {
+                    at: Instant::now(),
+                    error: copy_error(&e),
+                });
+                // An early refresh that failed: the old token still works.
+                self.still_usable().ok_or(e)
+            }
         }
-        Ok(token)
     }
 
     /// The resource form of the scope (IMDS and the Azure CLI take a
@@ -377,6 +452,22 @@ fn credential_error(e: ProviderError) -> ProviderError {
     out
 }
 
+/// The same error again, for each caller that waited on the refresh that
+/// failed (`ProviderError` is not `Clone`: it is one pointer wide).
+fn copy_error(e: &ProviderError) -> ProviderError {
+    let mut out = ProviderError::new(e.kind(), e.provider(), e.message())
+        .with_attempts(e.attempts())
+        .with_request_id(e.request_id().map(str::to_string))
+        .with_retry_after(e.retry_after());
+    if let Some(s) = e.status() {
+        out = out.with_status(s);
+    }
+    if let Some(b) = e.body() {
+        out = out.with_body(b.to_string());
+    }
+    out
+}
+
 /// Reads a token response of Entra (`access_token`, `expires_in`), IMDS
 /// (`access_token`, `expires_in`/`expires_on` as strings) or the Azure CLI
 /// (`accessToken`, `expires_on`).
@@ -418,7 +509,190 @@ fn parse_token(text: &str, from: &str) -> Result<(SecretString, Duration), Provi
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     use super::*;
+    use crate::http::HttpConfig;
+
+    /// A local managed-identity endpoint that counts the token requests it
+    /// answers, each after `delay` (so that concurrent callers overlap),
+    /// with `status` and `body`.
+    async fn token_endpoint(
+        status: u16,
+        body: &'static str,
+        delay: Duration,
+    ) -> (Url, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counter = hits.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match sock.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(delay).await;
+                    let reply = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = sock.write_all(reply.as_bytes()).await;
+                    let _ = sock.shutdown().await;
+                });
+            }
+        });
+        let url = Url::parse(&format!("http://{addr}/metadata/identity/oauth2/token")).unwrap();
+        (url, hits)
+    }
+
+    fn provider(imds: Url) -> Arc<TokenProvider> {
+        Arc::new(TokenProvider::new(
+            AzureCredential::ManagedIdentity { client_id: None },
+            "https://cognitiveservices.azure.com/.default".into(),
+            IdentityEndpoints {
+                imds,
+                ..IdentityEndpoints::default()
+            },
+        ))
+    }
+
+    fn http() -> Http {
+        Http::new(HttpConfig::default(), PROVIDER).unwrap()
+    }
+
+    /// `n` concurrent token requests; their results.
+    async fn concurrently(
+        p: &Arc<TokenProvider>,
+        n: usize,
+    ) -> Vec<Result<SecretString, ProviderError>> {
+        let http = http();
+        let mut tasks = Vec::new();
+        for _ in 0..n {
+            let p = p.clone();
+            let http = http.clone();
+            tasks.push(tokio::spawn(async move { p.token(&http).await }));
+        }
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    }
+
+    fn set_cache(p: &TokenProvider, token: &str, left: Duration) {
+        let now = Instant::now();
+        *p.cache.lock().unwrap() = Some(Cached {
+            token: SecretString::new(token),
+            expires_at: now + left,
+            fetched_at: now,
+        });
+    }
+
+    const FRESH: &str =
+        r#"{"access_token":"fresh-token","expires_in":"3599","token_type":"Bearer"}"#;
+
+    #[tokio::test]
+    async fn concurrent_requests_with_no_token_fetch_one() {
+        let (url, hits) = token_endpoint(200, FRESH, Duration::from_millis(300)).await;
+        let p = provider(url);
+        for r in concurrently(&p, 16).await {
+            assert_eq!(r.unwrap().expose(), "fresh-token");
+        }
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+        // Cached now: no fetch at all.
+        concurrently(&p, 8).await;
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn concurrent_requests_with_an_expired_token_fetch_one() {
+        let (url, hits) = token_endpoint(200, FRESH, Duration::from_millis(300)).await;
+        let p = provider(url);
+        set_cache(&p, "old-token", Duration::ZERO);
+        for r in concurrently(&p, 16).await {
+            assert_eq!(r.unwrap().expose(), "fresh-token");
+        }
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+    }
+
+    /// Within the margin, one request refreshes ahead of expiry; the others
+    /// keep the still-valid token or wait for the new one; one fetch.
+    #[tokio::test]
+    async fn a_token_near_expiry_is_refreshed_once_ahead_of_time() {
+        let (url, hits) = token_endpoint(200, FRESH, Duration::from_millis(300)).await;
+        let p = provider(url);
+        set_cache(&p, "old-token", Duration::from_secs(120));
+        for r in concurrently(&p, 16).await {
+            let t = r.unwrap();
+            assert!(["old-token", "fresh-token"].contains(&t.expose()));
+        }
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+        assert_eq!(p.token(&http()).await.unwrap().expose(), "fresh-token");
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+    }
+
+    /// A token that lives shorter than the margin is still one fetch per
+    /// wave of callers, not one per caller.
+    #[tokio::test]
+    async fn a_short_lived_token_is_shared_by_its_waiters() {
+        let (url, hits) = token_endpoint(
+            200,
+            r#"{"access_token":"short-token","expires_in":90}"#,
+            Duration::from_millis(300),
+        )
+        .await;
+        let p = provider(url);
+        for r in concurrently(&p, 16).await {
+            assert_eq!(r.unwrap().expose(), "short-token");
+        }
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+    }
+
+    /// A failed refresh is reported to every caller that waited on it, not
+    /// retried by each of them.
+    #[tokio::test]
+    async fn a_failed_refresh_is_shared_by_its_waiters() {
+        let (url, hits) = token_endpoint(
+            400,
+            r#"{"error":"invalid_request","error_description":"Identity not found"}"#,
+            Duration::from_millis(300),
+        )
+        .await;
+        let p = provider(url);
+        for r in concurrently(&p, 16).await {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Credential, "{e}");
+            assert_eq!(e.status(), Some(400), "{e}");
+        }
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+        // A later request tries again.
+        assert!(p.token(&http()).await.is_err());
+        assert_eq!(hits.load(Ordering::SeqCst), 2);
+    }
+
+    /// An early refresh that fails keeps serving the still-valid token.
+    #[tokio::test]
+    async fn a_failed_early_refresh_keeps_the_valid_token() {
+        let (url, hits) = token_endpoint(400, "{}", Duration::ZERO).await;
+        let p = provider(url);
+        set_cache(&p, "old-token", Duration::from_secs(120));
+        assert_eq!(p.token(&http()).await.unwrap().expose(), "old-token");
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+    }
 
     #[test]
     fn token_responses() {

@@ -21,15 +21,16 @@
 
 use serde_json::{Map, Value};
 
-use super::{
-    Builder, Location, NativeCitation, Pending, SourceKind, SourceLayout, get, get_array,
-    get_index, get_str, opt_array, refused, warning,
-};
 use crate::contract::{Contract, Provenance, RefusalCode, WarningCode};
 use crate::error::InputError;
 use crate::model::ChunkSet;
 use crate::normalize::MatchProfile;
 use crate::verify::ClaimPolicy;
+
+use super::builder::{Builder, Location, NativeCitation, Pending};
+use super::json::{get, get_array, get_index, get_str, opt_array};
+use super::layout::{SourceKind, SourceLayout};
+use super::warnings::{refused, warning};
 
 /// Converts a Messages API response (one JSON object, `type: "message"`)
 /// into contract v1 under the claim `policy` (see [`ClaimPolicy`]). When

@@ -22,9 +22,13 @@
 //!   feature, `Bedrock` (Amazon Bedrock Converse through the official AWS
 //!   SDK: tool use or native document citations, module `bedrock`).
 //! - [`SecretString`]: keys and tokens redacted from every `Debug`/`Display`;
-//!   [`env`]: every environment variable read, in one place.
+//!   [`env`](mod@env): every environment variable read, in one place.
 //! - [`HttpConfig`] / [`RetryPolicy`]: connect and total timeouts; bounded,
-//!   jittered retries of 429 and 5xx that honour `Retry-After`.
+//!   jittered retries of 429 and 5xx that honour `Retry-After`;
+//!   [`RetryBudget`] / [`BreakerPolicy`] ([`resilience`]): retries limited
+//!   to a share of recent requests, and a circuit breaker that fails fast
+//!   ([`ErrorKind::CircuitOpen`]) while a provider is down;
+//!   [`resilience::health`] for metrics.
 //! - [`replay`]: test support, a local server replaying recorded exchanges.
 //!
 //! ## Features
@@ -68,6 +72,7 @@ mod http;
 mod openai;
 pub mod pipeline;
 pub mod replay;
+pub mod resilience;
 mod secret;
 mod sse;
 mod types;
@@ -83,9 +88,10 @@ pub use openai::{
     TokenLimitField, UnknownServer, parse_base_url,
 };
 pub use pipeline::{AnswerError, AnswerSettings, Answered, Backend, answer};
+pub use resilience::{BreakerPolicy, BreakerState, ProviderHealth, RetryBudget};
 pub use secret::{SecretString, redact_endpoint_url};
 pub use types::{
     CustomSchemaError, DEFAULT_MAX_TOKENS, FinishReason, Generation, GenerationRequest,
-    NATIVE_SYSTEM_PROMPT, NativeSources, Output, ResponseSchema, ShapeError, StopReason, Timings,
-    Usage, grounded_answer_shape,
+    NATIVE_SYSTEM_PROMPT, NativeSources, Output, REASONING_DEFAULT_MAX_TOKENS, ResponseSchema,
+    SERVER_CHOOSES_MAX_TOKENS, ShapeError, StopReason, Timings, Usage, grounded_answer_shape,
 };

@@ -340,7 +340,10 @@ impl ChatCompletions {
             TokenLimitField::MaxCompletionTokens => "max_completion_tokens",
             TokenLimitField::MaxTokens => "max_tokens",
         };
-        body.insert(limit.into(), json!(request.max_tokens));
+        // No limit when the server is to choose (`openai-compatible`'s default).
+        if let Some(n) = request.token_limit() {
+            body.insert(limit.into(), json!(n));
+        }
         if let Some(t) = request.temperature {
             body.insert("temperature".into(), json!(t));
         }

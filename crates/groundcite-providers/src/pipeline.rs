@@ -129,7 +129,7 @@ pub async fn warm_up(backend: &Backend) -> Result<Duration, ProviderError> {
         )
     })?;
     let mut request = backend.request(&chunks, "Is groundcite warming up?");
-    request.max_tokens = request.max_tokens.min(16);
+    request.max_tokens = request.token_limit().map_or(16, |n| n.min(16));
     let started = Instant::now();
     match backend.generator().generate(&request).await {
         Ok(_) => Ok(started.elapsed()),

@@ -238,7 +238,8 @@ pub struct GenerationRequest {
     pub chunks: Vec<Chunk>,
     /// How native-citation modes send `chunks`.
     pub native_sources: NativeSources,
-    /// Output token limit.
+    /// Output token limit; [`SERVER_CHOOSES_MAX_TOKENS`] (`0`) sends none
+    /// (see [`GenerationRequest::token_limit`]).
     pub max_tokens: u32,
     /// Sampling temperature; the provider's default when `None`.
     pub temperature: Option<f64>,
@@ -254,10 +255,34 @@ pub struct GenerationRequest {
     pub min_p_answerable: Option<f32>,
 }
 
-/// Default output token limit.
+/// Default output token limit of the request constructors, and of the
+/// providers whose APIs require a limit and whose models' largest outputs
+/// start at 4,096 tokens (Anthropic: Claude 3 Haiku; Bedrock: Claude 3, Nova
+/// at 5,000).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
+/// Default output token limit of OpenAI and Azure OpenAI: `max_completion_tokens`
+/// counts a reasoning model's hidden reasoning tokens (o-series, gpt-5),
+/// which need room beyond the answer; 16,384 is also the largest output of
+/// gpt-4o and gpt-4o-mini, the oldest models with strict structured
+/// outputs, so no model that can take the request rejects the limit.
+pub const REASONING_DEFAULT_MAX_TOKENS: u32 = 16_384;
+
+/// A [`GenerationRequest::max_tokens`] that sends no limit: the server
+/// chooses. OpenAI-compatible servers then allow what their context leaves
+/// after the prompt (vLLM, llama.cpp's server, Ollama, `groundcite
+/// serve`), where any fixed limit is too large for some small-context
+/// server. Only the Chat Completions client honours it (the default of
+/// `openai-compatible`); APIs that require a limit never get it.
+pub const SERVER_CHOOSES_MAX_TOKENS: u32 = 0;
+
 impl GenerationRequest {
+    /// The output limit to send: `None` when the server chooses
+    /// ([`SERVER_CHOOSES_MAX_TOKENS`]).
+    pub fn token_limit(&self) -> Option<u32> {
+        (self.max_tokens != SERVER_CHOOSES_MAX_TOKENS).then_some(self.max_tokens)
+    }
+
     /// The seed's structured request: [`prompt::SYSTEM_PROMPT`], the sources
     /// under `[chunk_id: …]` headers and the question, and the strict
     /// `GroundedAnswer` schema for `target`.

@@ -292,6 +292,30 @@ impl Engine {
             .len()
     }
 
+    /// The usable context in tokens (prompt and output together): the
+    /// configured [`EngineOptions::max_context`], at most what the model was
+    /// trained on.
+    pub fn context_limit(&self) -> usize {
+        self.options.max_context.min(self.model.n_ctx_train()) as usize
+    }
+
+    /// The most output tokens a run over the rendered `prompt` can have:
+    /// what the context leaves after the prompt (and the few tokens
+    /// [`Engine::run_with`] keeps in reserve). Fails when the prompt alone
+    /// does not fit.
+    pub fn output_room(&self, prompt: &str) -> Result<u32, LocalError> {
+        let prompt_tokens = self.count_tokens(prompt);
+        let context = self.context_limit();
+        let room = context.saturating_sub(prompt_tokens + CONTEXT_RESERVE);
+        if room == 0 {
+            return Err(LocalError::PromptTooLong {
+                prompt_tokens,
+                context,
+            });
+        }
+        Ok(u32::try_from(room).unwrap_or(u32::MAX))
+    }
+
     /// Compiles a Lark grammar into a matcher (errors name the grammar's
     /// problem).
     pub fn matcher(&self, lark: &str) -> Result<Matcher, LocalError> {
@@ -749,8 +773,8 @@ impl Engine {
     > {
         let tokens = self.model.vocab().tokenize(prompt.as_bytes(), false, true);
         out.prompt_tokens = tokens.len();
-        let budget = tokens.len() + max_tokens as usize + 8;
-        let limit = self.options.max_context.min(self.model.n_ctx_train()) as usize;
+        let budget = tokens.len() + max_tokens as usize + CONTEXT_RESERVE;
+        let limit = self.context_limit();
         if tokens.is_empty() || budget > limit {
             return Err(LocalError::ContextTooSmall {
                 prompt_tokens: tokens.len(),
@@ -785,6 +809,9 @@ impl Engine {
         Ok((ctx, batch, n_ctx))
     }
 }
+
+/// Context tokens kept free beyond the prompt and the output limit.
+const CONTEXT_RESERVE: usize = 8;
 
 fn pos(i: usize) -> i32 {
     i32::try_from(i).unwrap_or(i32::MAX)

@@ -76,6 +76,16 @@ pub enum LocalError {
     /// The prompt could not be rendered.
     #[error("prompt: {0}")]
     Prompt(String),
+    /// The prompt alone does not fit the context.
+    #[error(
+        "the prompt ({prompt_tokens} tokens) does not fit the model's {context}-token context; shorten it"
+    )]
+    PromptTooLong {
+        /// Prompt tokens.
+        prompt_tokens: usize,
+        /// Usable context.
+        context: usize,
+    },
     /// Prompt plus output do not fit the context.
     #[error(
         "the prompt ({prompt_tokens} tokens) plus {max_tokens} output tokens do not fit the model's {context}-token context"
@@ -304,8 +314,12 @@ impl LocalGenerator {
 
     fn prepare(&self, request: &GenerationRequest) -> Result<(String, String), ProviderError> {
         let grammar = self.grammar_for(request)?;
-        let prompt = self
-            .engine
+        Ok((self.prompt(request)?, grammar))
+    }
+
+    /// `request` rendered with the model's chat template.
+    fn prompt(&self, request: &GenerationRequest) -> Result<String, ProviderError> {
+        self.engine
             .render_chat(&[
                 Message {
                     role: "system",
@@ -316,8 +330,7 @@ impl LocalGenerator {
                     content: request.user.clone(),
                 },
             ])
-            .map_err(|e| local_error(&e))?;
-        Ok((prompt, grammar))
+            .map_err(|e| local_error(&e))
     }
 
     /// Runs synchronously (the blocking core of both trait methods).
@@ -467,9 +480,10 @@ fn tokens_for(bytes: usize) -> u32 {
 
 fn local_error(e: &LocalError) -> ProviderError {
     let kind = match e {
-        LocalError::ContextTooSmall { .. } | LocalError::Prompt(_) | LocalError::Grammar(_) => {
-            ErrorKind::Config
-        }
+        LocalError::ContextTooSmall { .. }
+        | LocalError::PromptTooLong { .. }
+        | LocalError::Prompt(_)
+        | LocalError::Grammar(_) => ErrorKind::Config,
         _ => ErrorKind::Protocol,
     };
     ProviderError::new(kind, PROVIDER, e.to_string())
@@ -536,5 +550,15 @@ impl Generator for LocalGenerator {
             }));
             Ok(stream)
         })
+    }
+
+    /// What the context leaves after `request`'s rendered prompt
+    /// ([`Engine::output_room`]).
+    fn output_room(&self, request: &GenerationRequest) -> Result<Option<u32>, ProviderError> {
+        let prompt = self.prompt(request)?;
+        self.engine
+            .output_room(&prompt)
+            .map(Some)
+            .map_err(|e| local_error(&e))
     }
 }

@@ -312,3 +312,47 @@ fn a_schema_only_generation_is_closed_before_the_limit() {
     let used = err.usage().output_tokens.unwrap();
     assert!(used <= 64, "{used} tokens for a 64-token limit");
 }
+
+/// What the context leaves after a prompt: the rendered prompt's tokens
+/// and the engine's reserve subtracted from the 4,096-token context, the
+/// most a run accepts (the OpenAI-compatible endpoint caps a larger request
+/// to it); a prompt that alone does not fit is one error.
+#[test]
+fn the_output_room_is_what_the_context_leaves_after_the_prompt() {
+    let g = generator();
+    let chunks = refunds();
+    let mut request = GenerationRequest {
+        system: "Answer with JSON.".into(),
+        user: "How long do refunds take?".into(),
+        schema: Some(ResponseSchema::grounded_answer(Target::OpenAi, &chunks)),
+        chunks: Vec::new(),
+        native_sources: Default::default(),
+        max_tokens: 4096,
+        temperature: None,
+        candidates: Vec::new(),
+        form: AnswerForm::Grounded,
+        min_p_answerable: None,
+    };
+    let context = u32::try_from(g.engine().context_limit()).unwrap();
+    assert_eq!(context, 4096);
+    let short = g.output_room(&request).unwrap().unwrap();
+    assert!(short > 4000 && short < context, "{short}");
+    // A longer prompt leaves less, by its tokens.
+    request.user.push_str(&" refunds".repeat(1000));
+    let long = g.output_room(&request).unwrap().unwrap();
+    assert!(long + 900 < short && long > 2000, "{long} vs {short}");
+    // Exactly that much: one more token does not fit (the run checks
+    // before it evaluates the prompt).
+    request.max_tokens = long + 1;
+    let err = runtime().block_on(g.generate(&request)).unwrap_err();
+    assert!(err.message().contains("do not fit"), "{err}");
+    // A prompt that alone does not fit.
+    request.user.push_str(&" refunds".repeat(4000));
+    let err = g.output_room(&request).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Config);
+    assert!(
+        err.message()
+            .contains("does not fit the model's 4096-token context"),
+        "{err}"
+    );
+}

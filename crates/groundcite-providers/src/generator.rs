@@ -52,6 +52,15 @@ pub trait Generator: Send + Sync + fmt::Debug {
         &'a self,
         request: &'a GenerationRequest,
     ) -> BoxFuture<'a, Result<GenerationStream, ProviderError>>;
+
+    /// The most output tokens `request` can have: what the model's context
+    /// leaves after its prompt, for a generator that knows its context (the
+    /// embedded model); `Ok(None)` for one that does not (hosted providers
+    /// enforce their own limits). Fails when the prompt alone does not fit.
+    fn output_room(&self, request: &GenerationRequest) -> Result<Option<u32>, ProviderError> {
+        let _ = request;
+        Ok(None)
+    }
 }
 
 /// What a stream decoder knows at the end.

@@ -341,10 +341,15 @@ fn build() -> Value {
                 "OpenAI-compatible Chat Completions with structured outputs, backed by the embedded model.",
                 Some(json_body(json!({"type": "object", "required": ["messages"], "properties": {
                     "model": {"type": "string"}, "messages": {"type": "array"},
-                    "response_format": {"type": "object"}, "max_tokens": {"type": "integer"},
-                    "max_completion_tokens": {"type": "integer"}, "stream": {"type": "boolean"}, "n": {"type": "integer"}
+                    "response_format": {"type": "object"},
+                    "max_tokens": {"type": "integer", "minimum": 1, "description": "Output token limit (default 1024), capped to what the model's context leaves after the prompt; see the x-groundcite-max-tokens-capped response header."},
+                    "max_completion_tokens": {"type": "integer", "minimum": 1, "description": "As max_tokens, which it overrides."},
+                    "stream": {"type": "boolean"}, "n": {"type": "integer"}
                 }}))),
                 json!({"description": "A chat.completion object, or chat.completion.chunk events with stream: true.",
+                       "headers": {"x-groundcite-max-tokens-capped": {
+                           "description": "Present when the requested (or default) output limit exceeded what the model's context leaves after the prompt: the limit applied instead.",
+                           "schema": {"type": "integer"}}},
                        "content": {"application/json": {"schema": {"type": "object"}},
                                    "text/event-stream": {"schema": {"type": "string"}}}}),
                 &provider_errors)},

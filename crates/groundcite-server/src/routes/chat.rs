@@ -10,6 +10,17 @@
 //! ignored; `n` must be 1; other OpenAI parameters are accepted and
 //! ignored. A truncated output comes back with `finish_reason: "length"`,
 //! as OpenAI does (the SDK's `parse` then raises its length error).
+//!
+//! Output limit: `max_completion_tokens` (else `max_tokens`, else 1024) is
+//! capped to what the model's context leaves after the prompt, as
+//! llama.cpp's server does, instead of rejecting the request: a client's
+//! default limit (groundcite's own hosted-provider default, an SDK's) may
+//! exceed the embedded model's 4,096-token context. A capped request says
+//! so in the [`MAX_TOKENS_CAPPED_HEADER`] response header (the limit
+//! applied; headers are what every OpenAI SDK tolerates), in the log and in
+//! the trace's `max_tokens`; output that reaches the capped limit ends with
+//! `finish_reason: "length"`. Only a prompt that alone does not fit is an
+//! error (422 `limit_exceeded`).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -37,9 +48,13 @@ use crate::state::AppState;
 /// Output tokens of a chat completion that sets no limit (not the
 /// providers' `DEFAULT_MAX_TOKENS`, which is for answers).
 const CHAT_DEFAULT_MAX_TOKENS: u32 = 1024;
-/// The most output tokens a chat completion may ask for (the embedded
-/// model's context is 4096).
+/// The most output tokens a chat completion gets from a generator that does
+/// not know its context (the embedded model's context is 4096).
 const CHAT_MAX_TOKENS_CAP: u32 = 4096;
+
+/// Response header of a chat completion whose requested output limit was
+/// capped to what the context leaves: the limit applied.
+pub(crate) const MAX_TOKENS_CAPPED_HEADER: &str = "x-groundcite-max-tokens-capped";
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ChatRequest {
@@ -184,16 +199,23 @@ fn generation_request(body: &ChatRequest) -> Result<GenerationRequest, ApiError>
             .collect::<Vec<_>>()
             .join("\n\n"),
     };
-    let max_tokens = body
-        .max_completion_tokens
-        .or(body.max_tokens)
-        .unwrap_or(CHAT_DEFAULT_MAX_TOKENS);
-    if max_tokens == 0 || max_tokens > CHAT_MAX_TOKENS_CAP {
-        return Err(ApiError::invalid(
-            format!("max_tokens must be 1 to {CHAT_MAX_TOKENS_CAP}"),
-            Some("max_completion_tokens".into()),
-        ));
-    }
+    let max_tokens = match (body.max_completion_tokens, body.max_tokens) {
+        (Some(0), _) => {
+            return Err(ApiError::invalid(
+                "max_completion_tokens must be at least 1",
+                Some("max_completion_tokens".into()),
+            ));
+        }
+        (None, Some(0)) => {
+            return Err(ApiError::invalid(
+                "max_tokens must be at least 1",
+                Some("max_tokens".into()),
+            ));
+        }
+        // Capped to what the context leaves in `completions`.
+        (Some(n), _) | (None, Some(n)) => n,
+        (None, None) => CHAT_DEFAULT_MAX_TOKENS,
+    };
     Ok(GenerationRequest {
         system: system.join("\n\n"),
         user,
@@ -216,9 +238,10 @@ pub(crate) async fn completions(
     let Some(generator) = state.0.chat.clone() else {
         return Err(ApiError::new(ErrorCode::NotConfigured));
     };
-    let request = generation_request(&body)?;
+    let mut request = generation_request(&body)?;
     check_text(&request.user, "messages", &state.0.limits)?;
     check_text(&request.system, "messages", &state.0.limits)?;
+    let capped = cap_max_tokens(generator.as_ref(), &mut request)?;
     let Ok(permit) = state.0.generations.clone().try_acquire_owned() else {
         return Err(ApiError::overloaded(
             "every generation slot is busy; retry shortly",
@@ -251,11 +274,48 @@ pub(crate) async fn completions(
         started,
     };
     if body.stream.unwrap_or(false) {
-        return Ok(chat.streamed(permit).await);
+        return Ok(with_capped_header(chat.streamed(permit).await, capped));
     }
     let result = chat.generate(&mut |_| true).await;
     drop(permit);
-    result
+    result.map(|r| with_capped_header(r, capped))
+}
+
+/// Caps `request.max_tokens` to what the generator's context leaves after
+/// the prompt (or to [`CHAT_MAX_TOKENS_CAP`] when the generator does not
+/// know its context); returns the limit applied when it was lowered. A
+/// prompt that alone does not fit is 422 `limit_exceeded`.
+fn cap_max_tokens(
+    generator: &dyn Generator,
+    request: &mut GenerationRequest,
+) -> Result<Option<u32>, ApiError> {
+    let room = match generator.output_room(request) {
+        Ok(room) => room.unwrap_or(CHAT_MAX_TOKENS_CAP),
+        Err(e) if e.kind() == ErrorKind::Config => {
+            return Err(ApiError::limit_exceeded(e.message(), "messages"));
+        }
+        Err(e) => return Err(ApiError::from(&e)),
+    };
+    if request.max_tokens <= room {
+        return Ok(None);
+    }
+    tracing::info!(
+        requested = request.max_tokens,
+        applied = room,
+        "chat completion: max_tokens capped to what the context leaves after the prompt"
+    );
+    request.max_tokens = room;
+    Ok(Some(room))
+}
+
+/// `response` with [`MAX_TOKENS_CAPPED_HEADER`] when the limit was capped.
+fn with_capped_header(mut response: Response, capped: Option<u32>) -> Response {
+    if let Some(n) = capped {
+        response
+            .headers_mut()
+            .insert(MAX_TOKENS_CAPPED_HEADER, axum::http::HeaderValue::from(n));
+    }
+    response
 }
 
 struct Chat {

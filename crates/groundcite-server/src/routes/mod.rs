@@ -76,7 +76,10 @@ pub fn app(state: AppState) -> Router {
                     axum::http::header::CONTENT_TYPE,
                     axum::http::header::ACCEPT,
                 ])
-                .expose_headers([axum::http::HeaderName::from_static("x-trace-id")]),
+                .expose_headers([
+                    axum::http::HeaderName::from_static("x-trace-id"),
+                    axum::http::HeaderName::from_static(chat::MAX_TOKENS_CAPPED_HEADER),
+                ]),
         );
     }
     router.with_state(state)

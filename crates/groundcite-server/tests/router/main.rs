@@ -8,6 +8,7 @@ mod common;
 mod answer;
 mod ask;
 mod auth;
+mod chat;
 mod errors;
 mod ops;
 mod parse_convert;

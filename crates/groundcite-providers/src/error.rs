@@ -40,6 +40,11 @@ pub enum ErrorKind {
     Config,
     /// The response is not what the API documents (not JSON, no choices, …).
     Protocol,
+    /// Nothing was sent: the client's circuit breaker is open after
+    /// repeated provider failures (5xx, timeouts, connection failures).
+    /// [`ProviderError::retry_after`] is the time until the breaker lets a
+    /// probe through (see `groundcite_providers::resilience`).
+    CircuitOpen,
 }
 
 impl ErrorKind {
@@ -57,6 +62,7 @@ impl ErrorKind {
             ErrorKind::Credential => "credential",
             ErrorKind::Config => "config",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::CircuitOpen => "circuit_open",
         }
     }
 }
@@ -138,6 +144,24 @@ impl ProviderError {
             model: None,
             usage: Usage::default(),
         }))
+    }
+
+    /// The failure of a request that was not sent because `provider`'s
+    /// circuit breaker is open; the next probe may go in `retry_in`
+    /// ([`ErrorKind::CircuitOpen`], kept as [`ProviderError::retry_after`]).
+    pub fn circuit_open(provider: &'static str, retry_in: Duration) -> Self {
+        let mut e = ProviderError::new(
+            ErrorKind::CircuitOpen,
+            provider,
+            format!(
+                "not sent: the provider failed repeatedly and the circuit breaker is open; \
+                 the next attempt may go in {:.1}s",
+                retry_in.as_secs_f64()
+            ),
+        )
+        .with_retry_after(Some(retry_in));
+        e.0.attempts = 0;
+        e
     }
 
     pub(crate) fn with_status(mut self, status: u16) -> Self {

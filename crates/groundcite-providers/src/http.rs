@@ -1,14 +1,17 @@
 //! The HTTP layer every adapter shares: connect and total timeouts, bounded
-//! retries with jittered exponential backoff that honour `Retry-After`, and
-//! error bodies kept (secrets scrubbed) with the request ID.
+//! retries with jittered exponential backoff that honour `Retry-After`
+//! within a retry budget and behind a circuit breaker ([`crate::resilience`]),
+//! and error bodies kept (secrets scrubbed) with the request ID.
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderMap;
 
 use crate::error::{ErrorKind, ProviderError};
+use crate::resilience::{BreakerPolicy, Outcome, Resilience, RetryBudget};
 use crate::secret::{SecretString, scrub};
 
 /// Retry policy for HTTP 429, 5xx and connection failures.
@@ -54,6 +57,12 @@ pub struct HttpConfig {
     /// [`DEFAULT_MAX_RESPONSE_BYTES`]. (Bedrock's SDK reads its own
     /// responses; this applies to the HTTP adapters.)
     pub max_response_bytes: usize,
+    /// The share of recent requests that may be retried (per client; see
+    /// [`crate::resilience`]).
+    pub retry_budget: RetryBudget,
+    /// When the client stops sending to a failing provider, and how it
+    /// probes (per client; see [`crate::resilience`]).
+    pub breaker: BreakerPolicy,
 }
 
 /// [`HttpConfig::max_response_bytes`] by default: 16 MiB, far above any
@@ -68,15 +77,19 @@ impl Default for HttpConfig {
             timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            retry_budget: RetryBudget::default(),
+            breaker: BreakerPolicy::default(),
         }
     }
 }
 
-/// A client with the policy applied.
+/// A client with the policy applied. Clones share the retry budget and the
+/// circuit breaker.
 #[derive(Debug, Clone)]
 pub(crate) struct Http {
     client: reqwest::Client,
     config: HttpConfig,
+    resilience: Arc<Resilience>,
 }
 
 /// A successful (2xx) response, with what the caller needs for the trace.
@@ -111,7 +124,11 @@ impl Http {
                     format!("cannot build the HTTP client: {e}"),
                 )
             })?;
-        Ok(Http { client, config })
+        Ok(Http {
+            client,
+            resilience: Resilience::new(provider, config.retry_budget, config.breaker),
+            config,
+        })
     }
 
     pub fn client(&self) -> &reqwest::Client {
@@ -119,8 +136,9 @@ impl Http {
     }
 
     /// Sends the request built by `build` (called once per attempt) and
-    /// retries 429, 5xx and connection failures under the policy. Timeouts
-    /// are not retried: the attempt already used the whole budget.
+    /// retries 429, 5xx and connection failures under the policy, the retry
+    /// budget and the circuit breaker. Timeouts are not retried: the
+    /// attempt already used the whole time allowed.
     pub async fn send(
         &self,
         provider: &'static str,
@@ -129,7 +147,7 @@ impl Http {
         secrets: &[SecretString],
     ) -> Result<Sent, ProviderError> {
         let started = Instant::now();
-        let outcome = retrying(&self.config.retry, || async {
+        let outcome = retrying(&self.config.retry, &self.resilience, || async {
             match build().send().await {
                 Ok(response) if response.status().is_success() => Ok(response),
                 Ok(response) => {
@@ -183,6 +201,9 @@ impl Http {
                 format!("the connection failed: {}", describe(&e)),
             )
             .with_attempts(attempts)),
+            Err((Unsent::CircuitOpen(wait), attempts)) => {
+                Err(ProviderError::circuit_open(provider, wait).with_attempts(attempts))
+            }
         }
     }
 }
@@ -195,6 +216,46 @@ enum Unsent {
     Status(reqwest::Response),
     /// No response (connection failure or timeout).
     Transport(reqwest::Error),
+    /// Not sent: the circuit breaker is open (the next probe in this long).
+    CircuitOpen(Duration),
+}
+
+/// What the retry loop needs to know of an attempt's failure beyond
+/// [`Failed`]: whether it means the provider is down (for the circuit
+/// breaker), and how to say that the breaker stopped the request.
+pub(crate) trait AttemptFailure {
+    /// HTTP 5xx, a timeout or a connection failure: the provider is down.
+    /// Anything else (a 4xx of the request, a 429) means it answered.
+    fn is_outage(&self) -> bool;
+    /// The failure of a request the open breaker did not send.
+    fn circuit_open(provider: &'static str, retry_in: Duration) -> Self;
+}
+
+impl AttemptFailure for Unsent {
+    fn is_outage(&self) -> bool {
+        match self {
+            Unsent::Status(r) => r.status().is_server_error(),
+            Unsent::Transport(e) => !e.is_builder(),
+            Unsent::CircuitOpen(_) => false,
+        }
+    }
+
+    fn circuit_open(_: &'static str, retry_in: Duration) -> Self {
+        Unsent::CircuitOpen(retry_in)
+    }
+}
+
+impl AttemptFailure for ProviderError {
+    fn is_outage(&self) -> bool {
+        match self.kind() {
+            ErrorKind::Timeout | ErrorKind::Connection => true,
+            _ => self.status().is_some_and(|s| (500..600).contains(&s)),
+        }
+    }
+
+    fn circuit_open(provider: &'static str, retry_in: Duration) -> Self {
+        ProviderError::circuit_open(provider, retry_in)
+    }
 }
 
 /// One attempt's failure, as the adapter classified it.
@@ -211,30 +272,55 @@ pub(crate) struct Failed<E> {
 /// a retryable failure is retried after its `Retry-After` (with a little
 /// jitter), or after [`backoff`] when there is none, until
 /// [`RetryPolicy::max_retries`]; a `Retry-After` over
-/// [`RetryPolicy::max_retry_after`] ends the retries at once. Returns the
-/// value or the last failure, with the number of attempts made.
+/// [`RetryPolicy::max_retry_after`] ends the retries at once, and so does
+/// an empty retry budget. Every attempt first asks the circuit breaker
+/// (`guard`): while it is open nothing is sent and the loop ends with
+/// [`AttemptFailure::circuit_open`]; the half-open probe is never retried,
+/// nor a failure after which the breaker is not closed (the request ends
+/// with that failure).
+/// Every attempt's outcome is recorded with the breaker. Returns the value
+/// or the last failure, with the number of attempts made (0 when the
+/// breaker sent nothing).
 pub(crate) async fn retrying<T, E, F, Fut>(
     policy: &RetryPolicy,
+    guard: &Arc<Resilience>,
     mut attempt: F,
 ) -> Result<(T, u32), (E, u32)>
 where
+    E: AttemptFailure,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Failed<E>>>,
 {
     let mut n = 0u32;
     loop {
+        let permit = match guard.admit(n == 0) {
+            Ok(permit) => permit,
+            Err(wait) => return Err((E::circuit_open(guard.provider(), wait), n)),
+        };
         n += 1;
+        let probe = permit.is_probe();
         let failed = match attempt().await {
-            Ok(v) => return Ok((v, n)),
+            Ok(v) => {
+                permit.record(Outcome::Answered);
+                return Ok((v, n));
+            }
             Err(failed) => failed,
         };
-        if failed.retryable && n <= policy.max_retries {
+        let closed = permit.record(if failed.error.is_outage() {
+            Outcome::Down
+        } else {
+            Outcome::Answered
+        });
+        // A failure that opened the breaker ends the request with itself.
+        if failed.retryable && closed && !probe && n <= policy.max_retries {
             let wait = match failed.retry_after {
                 Some(wait) if wait > policy.max_retry_after => None,
                 Some(wait) => Some(wait + jitter(wait / 10)),
                 None => Some(backoff(policy, n)),
             };
-            if let Some(wait) = wait {
+            if let Some(wait) = wait
+                && guard.retry()
+            {
                 // The failed response (its connection) is let go before
                 // the wait.
                 drop(failed);

@@ -63,6 +63,7 @@ fn http(input: &Value) -> HttpConfig {
         max_response_bytes: input["max_response_bytes"]
             .as_u64()
             .map_or(DEFAULT_MAX_RESPONSE_BYTES, |n| n as usize),
+        ..HttpConfig::default()
     }
 }
 

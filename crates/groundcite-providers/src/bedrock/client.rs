@@ -22,6 +22,7 @@ use tokio::sync::OnceCell;
 
 use crate::error::{ErrorKind, ProviderError};
 use crate::http::{Failed, retrying};
+use crate::resilience::Resilience;
 use crate::secret::{SecretString, scrub};
 use crate::types::{GenerationRequest, Timings};
 
@@ -39,6 +40,8 @@ pub struct Bedrock {
     client: OnceCell<sdk::Client>,
     /// Secrets to scrub from kept bodies and messages.
     secrets: Vec<SecretString>,
+    /// The retry budget and circuit breaker of this client.
+    resilience: Arc<Resilience>,
 }
 
 impl fmt::Debug for Bedrock {
@@ -125,6 +128,7 @@ impl Bedrock {
         secrets.extend(crate::env::secret(crate::env::AWS_SECRET_ACCESS_KEY));
         secrets.extend(crate::env::secret(crate::env::AWS_SESSION_TOKEN));
         Ok(Bedrock {
+            resilience: Resilience::new(provider, config.http.retry_budget, config.http.breaker),
             config,
             client: OnceCell::new(),
             secrets,
@@ -387,7 +391,7 @@ impl Bedrock {
         Fut: Future<Output = Result<T, AttemptError>>,
     {
         let started = Instant::now();
-        match retrying(&self.config.http.retry, attempt).await {
+        match retrying(&self.config.http.retry, &self.resilience, attempt).await {
             Ok((v, n)) => Ok((v, n, started)),
             Err((error, n)) => Err(error.with_attempts(n)),
         }

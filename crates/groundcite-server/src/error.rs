@@ -59,6 +59,9 @@ pub enum ErrorCode {
     ProviderError,
     /// 504: the answer provider timed out.
     ProviderTimeout,
+    /// 503 with `Retry-After`: the answer provider kept failing and its
+    /// circuit breaker is open, so the request was not sent to it.
+    ProviderUnavailable,
     /// 422: the answer provider cannot take this request.
     ProviderRejectedRequest,
     /// 409: a stored trace cannot be re-verified.
@@ -71,7 +74,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 23] = [
         ErrorCode::Unauthorized,
         ErrorCode::MalformedJson,
         ErrorCode::InvalidRequest,
@@ -90,6 +93,7 @@ impl ErrorCode {
         ErrorCode::TraceStoreUnavailable,
         ErrorCode::ProviderError,
         ErrorCode::ProviderTimeout,
+        ErrorCode::ProviderUnavailable,
         ErrorCode::ProviderRejectedRequest,
         ErrorCode::TraceNotVerifiable,
         ErrorCode::Cancelled,
@@ -117,6 +121,7 @@ impl ErrorCode {
             ErrorCode::TraceStoreUnavailable => "trace_store_unavailable",
             ErrorCode::ProviderError => "provider_error",
             ErrorCode::ProviderTimeout => "provider_timeout",
+            ErrorCode::ProviderUnavailable => "provider_unavailable",
             ErrorCode::ProviderRejectedRequest => "provider_rejected_request",
             ErrorCode::TraceNotVerifiable => "trace_not_verifiable",
             ErrorCode::Cancelled => "cancelled",
@@ -141,9 +146,10 @@ impl ErrorCode {
                 StatusCode::CONFLICT
             }
             ErrorCode::NotConfigured => StatusCode::NOT_IMPLEMENTED,
-            ErrorCode::Overloaded | ErrorCode::Timeout | ErrorCode::TraceStoreUnavailable => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            ErrorCode::Overloaded
+            | ErrorCode::Timeout
+            | ErrorCode::TraceStoreUnavailable
+            | ErrorCode::ProviderUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             ErrorCode::ProviderError => StatusCode::BAD_GATEWAY,
             ErrorCode::ProviderTimeout => StatusCode::GATEWAY_TIMEOUT,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -198,6 +204,9 @@ impl ErrorCode {
                 "the answer provider failed (the message gives its status and request ID, never its body)"
             }
             ErrorCode::ProviderTimeout => "the answer provider timed out",
+            ErrorCode::ProviderUnavailable => {
+                "the answer provider is failing, so the service is not sending it requests for now; retry after Retry-After seconds"
+            }
             ErrorCode::ProviderRejectedRequest => {
                 "the answer provider cannot take this request as configured"
             }
@@ -422,16 +431,27 @@ impl From<CitationFormatError> for ApiError {
 }
 
 /// 502 `provider_error` (504 `provider_timeout` for timeouts, 422
-/// `provider_rejected_request` for a request the provider cannot take):
+/// `provider_rejected_request` for a request the provider cannot take, 503
+/// `provider_unavailable` with `Retry-After` — the time until the breaker's
+/// next probe, rounded up — while the provider's circuit breaker is open):
 /// what failed, never the provider's raw body.
 impl From<&ProviderError> for ApiError {
     fn from(e: &ProviderError) -> ApiError {
         let code = match e.kind() {
             ErrorKind::Timeout => ErrorCode::ProviderTimeout,
             ErrorKind::Config => ErrorCode::ProviderRejectedRequest,
+            ErrorKind::CircuitOpen => ErrorCode::ProviderUnavailable,
             _ => ErrorCode::ProviderError,
         };
-        ApiError::new(code).detail(e.to_string())
+        let retry_after = (code == ErrorCode::ProviderUnavailable).then(|| {
+            e.retry_after()
+                .map_or(1, |d| d.as_secs() + u64::from(d.subsec_nanos() > 0))
+                .max(1)
+        });
+        ApiError {
+            retry_after,
+            ..ApiError::new(code).detail(e.to_string())
+        }
     }
 }
 
@@ -560,5 +580,35 @@ mod tests {
         });
         assert_eq!(other.code(), ErrorCode::Internal);
         assert!(!other.message().contains("kind"));
+    }
+
+    #[test]
+    fn an_open_breaker_is_503_with_retry_after_rounded_up() {
+        let e = ApiError::from(ProviderError::circuit_open(
+            "openai",
+            std::time::Duration::from_millis(2100),
+        ));
+        assert_eq!(
+            (e.status(), e.code()),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::ProviderUnavailable
+            )
+        );
+        let r = e.into_response();
+        assert_eq!(r.headers()[header::RETRY_AFTER], "3");
+        let e = ApiError::from(ProviderError::circuit_open(
+            "openai",
+            std::time::Duration::ZERO,
+        ));
+        assert_eq!(e.into_response().headers()[header::RETRY_AFTER], "1");
+        let other = ApiError::from(ProviderError::new(ErrorKind::Status, "openai", "x"));
+        assert!(
+            other
+                .into_response()
+                .headers()
+                .get(header::RETRY_AFTER)
+                .is_none()
+        );
     }
 }

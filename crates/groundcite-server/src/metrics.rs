@@ -1,14 +1,18 @@
 //! Prometheus metrics: the seed's four signals, labelled by provider and
-//! model, plus request counts and latencies. Alerting rules on these names
-//! live in `deploy/prometheus/alerts.yml`.
+//! model, plus request counts and latencies, and the providers' retry
+//! budgets and circuit breakers (read from
+//! `groundcite_providers::resilience::health` at scrape time). Alerting
+//! rules on these names live in `deploy/prometheus/alerts.yml`.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use groundcite_core::Contract;
+use groundcite_providers::resilience;
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 /// Distinct model labels kept before new ones become `other`: model names
@@ -31,6 +35,14 @@ pub struct Metrics {
     http_duration: HistogramVec,
     in_flight: IntGauge,
     traces_failed: IntCounterVec,
+    provider_retries: IntCounterVec,
+    provider_budget_exhausted: IntCounterVec,
+    provider_breaker_rejections: IntCounterVec,
+    provider_breaker_openings: IntCounterVec,
+    provider_breaker_state: IntGaugeVec,
+    /// Held while copying the providers' counters: two scrapes at once
+    /// must not both add the same increase.
+    provider_sync: Mutex<()>,
     models: Mutex<HashSet<String>>,
 }
 
@@ -82,6 +94,16 @@ impl Metrics {
         )
         .unwrap_or_else(|e| unreachable!("{e}"));
         r.register(Box::new(in_flight.clone()))
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let provider_breaker_state = IntGaugeVec::new(
+            Opts::new(
+                "groundcite_provider_breaker_state",
+                "The provider's circuit breaker: 0 closed, 1 half-open, 2 open (requests fail with 503 provider_unavailable).",
+            ),
+            &["provider"],
+        )
+        .unwrap_or_else(|e| unreachable!("{e}"));
+        r.register(Box::new(provider_breaker_state.clone()))
             .unwrap_or_else(|e| unreachable!("{e}"));
         Metrics {
             claims: counter(
@@ -141,8 +163,34 @@ impl Metrics {
                 "Traces that could not be committed (the request failed with 503).",
                 &["backend"],
             ),
+            provider_retries: counter(
+                &r,
+                "groundcite_provider_retries_total",
+                "Provider requests retried (attempts after the first).",
+                &["provider"],
+            ),
+            provider_budget_exhausted: counter(
+                &r,
+                "groundcite_provider_retry_budget_exhausted_total",
+                "Retries refused by the retry budget (the request failed with its last error).",
+                &["provider"],
+            ),
+            provider_breaker_rejections: counter(
+                &r,
+                "groundcite_provider_breaker_rejections_total",
+                "Provider requests not sent because the circuit breaker was open.",
+                &["provider"],
+            ),
+            provider_breaker_openings: counter(
+                &r,
+                "groundcite_provider_breaker_openings_total",
+                "Times a provider's circuit breaker opened.",
+                &["provider"],
+            ),
+            provider_breaker_state,
             in_flight,
             registry: r,
+            provider_sync: Mutex::new(()),
             models: Mutex::new(HashSet::new()),
         }
     }
@@ -232,8 +280,43 @@ impl Metrics {
         &self.in_flight
     }
 
+    /// Copies the providers' retry and breaker figures into the registry
+    /// (the providers crate keeps them as process-wide counters).
+    fn sync_providers(&self) {
+        let _one_at_a_time = self
+            .provider_sync
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let sync = |c: &IntCounterVec, provider: &str, total: u64| {
+            let c = c.with_label_values(&[provider]);
+            c.inc_by(total.saturating_sub(c.get()));
+        };
+        for h in resilience::health() {
+            sync(&self.provider_retries, h.provider, h.retries);
+            sync(
+                &self.provider_budget_exhausted,
+                h.provider,
+                h.budget_exhausted,
+            );
+            sync(
+                &self.provider_breaker_rejections,
+                h.provider,
+                h.breaker_rejections,
+            );
+            sync(
+                &self.provider_breaker_openings,
+                h.provider,
+                h.breaker_openings,
+            );
+            self.provider_breaker_state
+                .with_label_values(&[h.provider])
+                .set(h.state.gauge());
+        }
+    }
+
     /// The text exposition format.
     pub fn render(&self) -> String {
+        self.sync_providers();
         let mut buf = Vec::new();
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut buf) {
             tracing::error!(error = %e, "encoding metrics");

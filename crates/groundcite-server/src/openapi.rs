@@ -299,6 +299,12 @@ fn build() -> Value {
             error("The provider failed (status and request ID in the message)."),
         ),
         ("504", error("The provider timed out.")),
+        (
+            "503",
+            error(
+                "Overloaded (with Retry-After), timed out, or the trace store is unavailable; or code provider_unavailable (with Retry-After): the answer provider kept failing and its circuit breaker is open, so the request was not sent.",
+            ),
+        ),
     ];
     let mut ask_errors = provider_errors.clone();
     ask_errors.retain(|(code, _)| *code != "409");

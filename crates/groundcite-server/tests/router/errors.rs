@@ -190,3 +190,92 @@ async fn a_saturated_service_says_retry_after() {
     release.notify_one();
     assert_eq!(first.await.expect("join").status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn an_open_circuit_breaker_is_503_with_retry_after() {
+    use groundcite_core::schema::Target;
+    use groundcite_providers::{
+        Backend, BreakerPolicy, ChatCompletions, GenerationRequest, Generator, HttpConfig,
+        RetryPolicy, SecretString,
+    };
+    use groundcite_server::{ApiKeys, AppState, ServerConfig, Store};
+
+    // A provider that is down: nothing listens on the port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let openai = ChatCompletions::openai(
+        format!("http://127.0.0.1:{port}/v1").parse().expect("url"),
+        SecretString::new("sk-test-FAKE-openai-0001"),
+        "gpt-4o-2024-08-06".into(),
+        HttpConfig {
+            retry: RetryPolicy {
+                max_retries: 0,
+                ..RetryPolicy::default()
+            },
+            breaker: BreakerPolicy {
+                failure_threshold: 1,
+                cool_down: Duration::from_secs(30),
+            },
+            ..HttpConfig::default()
+        },
+    )
+    .expect("client");
+    let backend = Backend::new(
+        Arc::new(openai) as Arc<dyn Generator>,
+        |chunks, question| GenerationRequest::grounded(chunks, question, Target::OpenAi),
+    );
+    let s = AppState::new(ServerConfig {
+        store: Store::open("sqlite::memory:").await.expect("store"),
+        keys: ApiKeys::from_plain([("acme", KEY_A)]),
+        limits: Limits::default(),
+        backend: Some(backend),
+        chat: None,
+        corpus: None,
+        profile: Default::default(),
+        retention: None,
+        cors_origins: Vec::new(),
+    });
+    s.set_ready(true);
+    let body = json!({"question": "Refunds?", "chunks": chunks()});
+
+    // The connection failure opens the breaker (threshold 1).
+    let r = send(&s, post("/v1/answer", Some(KEY_A), &body)).await;
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (StatusCode::BAD_GATEWAY, "provider_error")
+    );
+    assert!(r.headers.get(header::RETRY_AFTER).is_none());
+
+    // Open: 503 with the time to the next probe, nothing sent.
+    let r = send(&s, post("/v1/answer", Some(KEY_A), &body)).await;
+    assert_eq!(
+        (r.status, r.code().as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, "provider_unavailable")
+    );
+    let secs: u64 = r.headers[header::RETRY_AFTER]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!((1..=30).contains(&secs), "{secs}");
+    assert!(r.json()["error"]["trace_id"].is_string());
+
+    // /metrics shows the open breaker and the request it refused.
+    let m = send(&s, get("/metrics", None)).await;
+    let text = String::from_utf8(m.body).expect("utf-8");
+    assert!(
+        text.contains("groundcite_provider_breaker_state{provider=\"openai\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l
+            .strip_prefix("groundcite_provider_breaker_rejections_total{provider=\"openai\"} ")
+            .is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n >= 1))),
+        "{text}"
+    );
+    assert!(text.contains("groundcite_provider_retries_total{provider=\"openai\"}"));
+    assert!(text.contains("groundcite_provider_retry_budget_exhausted_total{provider=\"openai\"}"));
+}

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use groundcite_core::native::{SourceLayout, anthropic, bedrock};
+use groundcite_core::native::{self, NativeFormat, SourceLayout, anthropic, bedrock};
 use groundcite_core::{
     Chunk, ChunkSet, ClaimPolicy, Contract, MatchKind, MatchProfile, Provenance, normalize,
 };
@@ -90,7 +90,21 @@ fn convert(case: &Case, set: &ChunkSet) -> Contract {
             provenance(),
         )
         .unwrap(),
-        other => panic!("unknown provider {other}"),
+        // The formats that came after the dispatch: through it.
+        other => {
+            let format: NativeFormat = serde_json::from_value(Value::String(other.into()))
+                .unwrap_or_else(|_| panic!("unknown provider {other}"));
+            native::convert(
+                format,
+                &response,
+                None,
+                set,
+                p,
+                ClaimPolicy::Strict,
+                provenance(),
+            )
+            .unwrap()
+        }
     }
 }
 
@@ -342,4 +356,253 @@ fn huge_indices_do_not_overflow() {
     .unwrap();
     assert_eq!(c.warnings[0].code.as_str(), "span_out_of_range");
     assert_eq!(c.claims.len(), 1);
+}
+
+fn dispatch(format: NativeFormat, response: &Value, set: &ChunkSet) -> Result<Contract, String> {
+    native::convert(
+        format,
+        response,
+        None,
+        set,
+        MatchProfile::Default,
+        ClaimPolicy::Strict,
+        provenance(),
+    )
+    .map_err(|(_, e)| format!("at {}: {}", e.path, e.message))
+}
+
+/// Every citation of a contract names a supplied chunk, and every quoted
+/// citation's span holds its source text.
+fn sound(c: &Contract, set: &ChunkSet) {
+    for claim in &c.claims {
+        for cit in &claim.citations {
+            let chunk = set.get(&cit.chunk_id).unwrap();
+            if let (Some(span), Some(st)) = (cit.span, cit.source_text.as_deref()) {
+                assert_eq!(span.slice(&chunk.content), Some(st));
+            }
+        }
+    }
+}
+
+/// Gemini segment offsets are UTF-8 bytes: code-point offsets of the same
+/// text miss it past the first astral character, and an offset inside a
+/// character reads nothing (no panic), whatever the offsets.
+#[test]
+fn gemini_byte_offsets_and_hostile_segments() {
+    let set = chunks("gemini/chunks.json");
+    let text = "🧾 Refunds are available within 30 days of purchase.";
+    let claim = "Refunds are available within 30 days of purchase.";
+    let support = |segment: Value| {
+        serde_json::json!({"candidates": [{"content": {"parts": [{"text": text}]},
+            "groundingMetadata": {"groundingChunks": [{"retrievedContext": {"uri": "https://help.example.com/refunds", "text": "Refunds are available within 30 days of purchase."}}],
+                                  "groundingSupports": [{"segment": segment, "groundingChunkIndices": [0]}]}}]})
+    };
+    // Bytes: the claim starts at byte 5 (🧾 is 4 bytes, then a space).
+    let c = dispatch(
+        NativeFormat::Gemini,
+        &support(serde_json::json!({"startIndex": 5, "endIndex": 5 + claim.len()})),
+        &set,
+    )
+    .unwrap();
+    assert_eq!(c.claims.len(), 1, "{c:?}");
+    assert_eq!(c.claims[0].text, claim);
+    assert_eq!(c.claims[0].citations[0].chunk_id, "refunds#0");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    // The same span in code points (2..) misses the text: no claim from it.
+    let c = dispatch(
+        NativeFormat::Gemini,
+        &support(serde_json::json!({"startIndex": 2, "endIndex": 2 + claim.len()})),
+        &set,
+    )
+    .unwrap();
+    assert!(c.claims.is_empty(), "{c:?}");
+    assert_eq!(c.warnings[0].code.as_str(), "span_out_of_range");
+    // Every start/end pair over the text (inside characters, reversed,
+    // beyond the end), with and without the stated text: no panic.
+    for start in 0..text.len() + 2 {
+        for end in [0, 1, 3, 4, 5, 6, text.len() - 1, text.len(), text.len() + 1] {
+            for stated in [None, Some(claim)] {
+                let mut seg = serde_json::json!({"startIndex": start, "endIndex": end});
+                if let Some(t) = stated {
+                    seg["text"] = t.into();
+                }
+                let c = dispatch(NativeFormat::Gemini, &support(seg), &set).unwrap();
+                sound(&c, &set);
+            }
+        }
+    }
+    let huge = serde_json::json!({"partIndex": u64::MAX, "startIndex": u64::MAX, "endIndex": u64::MAX, "text": claim});
+    let c = dispatch(NativeFormat::Gemini, &support(huge), &set).unwrap();
+    assert_eq!(c.claims.len(), 1, "the stated text is in the answer");
+    let mut r = support(serde_json::json!({"startIndex": 5, "endIndex": 5 + claim.len()}));
+    r["candidates"][0]["groundingMetadata"]["groundingSupports"][0]["groundingChunkIndices"] =
+        serde_json::json!([u64::MAX]);
+    let c = dispatch(NativeFormat::Gemini, &r, &set).unwrap();
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.code.as_str() == "source_index_out_of_range")
+    );
+}
+
+/// Wrong types are bad input naming their path, for each new channel.
+#[test]
+fn new_channels_name_the_path_of_wrong_types() {
+    let set = chunks("gemini/chunks.json");
+    let cases: Vec<(NativeFormat, Value, &str)> = vec![
+        (NativeFormat::Gemini, serde_json::json!([]), ""),
+        (
+            NativeFormat::Gemini,
+            serde_json::json!({"candidates": {}}),
+            ".candidates",
+        ),
+        (
+            NativeFormat::Gemini,
+            serde_json::json!({"candidates": [{"content": {"parts": [{"text": 5}]}}]}),
+            ".candidates[0].content.parts[0].text",
+        ),
+        (
+            NativeFormat::Gemini,
+            serde_json::json!({"candidates": [{"groundingMetadata": {"groundingSupports": [{"segment": {"startIndex": -1, "endIndex": 2}, "groundingChunkIndices": [0]}]}}]}),
+            ".candidates[0].groundingMetadata.groundingSupports[0].segment.startIndex",
+        ),
+        (
+            NativeFormat::Gemini,
+            serde_json::json!({"candidates": [{"groundingMetadata": {"groundingSupports": [{"segment": {"endIndex": 2}, "groundingChunkIndices": ["0"]}]}}]}),
+            ".candidates[0].groundingMetadata.groundingSupports[0].groundingChunkIndices[0]",
+        ),
+        (
+            NativeFormat::Gemini,
+            serde_json::json!({"candidates": [{"groundingMetadata": {"groundingChunks": [{"retrievedContext": {"uri": 3}}]}}]}),
+            ".candidates[0].groundingMetadata.groundingChunks[0].retrievedContext.uri",
+        ),
+        (NativeFormat::Cohere, serde_json::json!({}), ".message"),
+        (
+            NativeFormat::Cohere,
+            serde_json::json!({"message": {"content": [{"type": "text", "text": ["x"]}]}}),
+            ".message.content[0].text",
+        ),
+        (
+            NativeFormat::Cohere,
+            serde_json::json!({"message": {"citations": [{"start": 1.5, "end": 2, "sources": [{"id": "a"}]}]}}),
+            ".message.citations[0].start",
+        ),
+        (
+            NativeFormat::Cohere,
+            serde_json::json!({"message": {"citations": [{"start": 0, "end": 2, "sources": [{"id": 7}]}]}}),
+            ".message.citations[0].sources[0].id",
+        ),
+        (
+            NativeFormat::OpenaiResponses,
+            serde_json::json!({}),
+            ".output",
+        ),
+        (
+            NativeFormat::OpenaiResponses,
+            serde_json::json!({"output": [{"type": "message", "content": [{"type": "output_text", "text": "x", "annotations": [{"type": "file_citation", "file_id": "f", "index": "0"}]}]}]}),
+            ".output[0].content[0].annotations[0].index",
+        ),
+        (
+            NativeFormat::OpenaiResponses,
+            serde_json::json!({"output": [{"type": "file_search_call", "results": [{"text": "x"}]}]}),
+            ".output[0].results[0].file_id",
+        ),
+    ];
+    for (format, response, path) in cases {
+        let e = native::convert(
+            format,
+            &response,
+            None,
+            &set,
+            MatchProfile::Default,
+            ClaimPolicy::Strict,
+            provenance(),
+        )
+        .unwrap_err();
+        assert_eq!(e.1.path, path, "{format:?} {response}: {}", e.1.message);
+    }
+    // A request is refused for the formats that carry their own sources.
+    for format in [
+        NativeFormat::Gemini,
+        NativeFormat::Cohere,
+        NativeFormat::OpenaiResponses,
+    ] {
+        let e = native::convert(
+            format,
+            &serde_json::json!({}),
+            Some(&serde_json::json!({})),
+            &set,
+            MatchProfile::Default,
+            ClaimPolicy::Strict,
+            provenance(),
+        )
+        .unwrap_err();
+        assert_eq!(e.0, native::NativeInput::Request);
+    }
+}
+
+/// File citations without the search results in the response cannot be
+/// mapped: bad input that says what to include, never an empty list.
+#[test]
+fn openai_file_citations_need_the_search_results() {
+    let set = chunks("openai-responses/chunks.json");
+    let e = dispatch(
+        NativeFormat::OpenaiResponses,
+        &json("openai-responses/no_results.response.json"),
+        &set,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("6 file_citation annotation(s)")
+            && e.contains(native::openai_responses::INCLUDE_RESULTS),
+        "{e}"
+    );
+    // The recorded request is the one that asks for them.
+    let request = json("openai-responses/file_search.request.json");
+    assert!(
+        request["include"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from(native::openai_responses::INCLUDE_RESULTS))
+    );
+    // Annotations at every index over a text with astral characters, and
+    // huge ones: no panic.
+    let text = "a𝄞b. é𝄞.";
+    for index in (0..14).chain([u64::MAX]) {
+        let r = serde_json::json!({"output": [
+            {"type": "file_search_call", "results": [{"file_id": "f", "text": set.chunks()[0].content}]},
+            {"type": "message", "content": [{"type": "output_text", "text": text, "annotations": [
+                {"type": "file_citation", "file_id": "f", "index": index},
+                {"type": "url_citation", "start_index": u64::MAX, "end_index": index, "url": "https://x"}]}]}]});
+        let c = dispatch(NativeFormat::OpenaiResponses, &r, &set).unwrap();
+        sound(&c, &set);
+    }
+}
+
+/// Cohere offsets are code points: an astral character counts one.
+#[test]
+fn cohere_offsets_are_code_points() {
+    let set = chunks("cohere/chunks.json");
+    let text = "𝄞 The warranty covers defects for two years.";
+    let claim = "The warranty covers defects for two years.";
+    let r = |start: u64, end: u64, stated: Option<&str>| {
+        let mut c = serde_json::json!({"start": start, "end": end, "sources": [{"type": "document", "id": "warranty#0"}]});
+        if let Some(t) = stated {
+            c["text"] = t.into();
+        }
+        serde_json::json!({"message": {"content": [{"type": "text", "text": text}], "citations": [c]}})
+    };
+    let n = claim.chars().count() as u64;
+    let c = dispatch(NativeFormat::Cohere, &r(2, 2 + n, None), &set).unwrap();
+    assert_eq!(c.claims.len(), 1, "{c:?}");
+    assert_eq!(c.claims[0].text, claim);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    for start in (0..50).chain([u64::MAX]) {
+        for end in [0, 1, 2, 5, 44, 45, u64::MAX] {
+            for stated in [None, Some(claim), Some("")] {
+                let c = dispatch(NativeFormat::Cohere, &r(start, end, stated), &set).unwrap();
+                sound(&c, &set);
+            }
+        }
+    }
 }

@@ -10,7 +10,15 @@
 //!   `search_result_location`), streamed or not;
 //! - [`bedrock`]: Amazon Bedrock RetrieveAndGenerate (`citations[]` with
 //!   `generatedResponsePart` and `retrievedReferences`) and Converse
-//!   (`citationsContent` blocks with document char/chunk/page locations).
+//!   (`citationsContent` blocks with document char/chunk/page locations);
+//! - [`gemini`]: a Gemini `generateContent` response grounded by retrieval
+//!   (`groundingMetadata`: `groundingSupports` with segment offsets in UTF-8
+//!   bytes of the output, `groundingChunks` mapped to chunks by URI or text);
+//! - [`cohere`]: a Cohere Chat v2 response (`message.citations[]` with
+//!   `start`/`end` in code points of the output and cited document IDs);
+//! - [`openai_responses`]: an OpenAI Responses API response whose
+//!   `output_text` carries `file_citation` annotations, mapped to chunks
+//!   through the `file_search_call` results the request asked to include.
 //!
 //! The converters are pure: JSON values in, a [`Contract`]
 //! out; the caller reads files. Each cited text block (or cited response
@@ -64,16 +72,23 @@ use crate::normalize::MatchProfile;
 use crate::verify::ClaimPolicy;
 
 // Layered, each importing only those listed before it: json, warnings,
-// layout, builder (the shared pieces), then one module per provider
-// (anthropic; bedrock with its RetrieveAndGenerate and Converse
-// converters); this module dispatches to them and none of them imports it.
+// layout, builder, output_span (claims from output offsets), chunk_match
+// (provider source records to chunks) — the shared pieces — then one module
+// per provider (anthropic; bedrock with its RetrieveAndGenerate and
+// Converse converters; gemini; cohere; openai_responses); this module dispatches to them and none of
+// them imports it.
 mod builder;
+mod chunk_match;
 mod json;
 mod layout;
+mod output_span;
 mod warnings;
 
 pub mod anthropic;
 pub mod bedrock;
+pub mod cohere;
+pub mod gemini;
+pub mod openai_responses;
 
 pub use layout::{SentSource, SourceKind, SourceLayout, UnitKind};
 
@@ -87,6 +102,13 @@ pub enum NativeFormat {
     BedrockRag,
     /// An Amazon Bedrock Converse response with `citationsContent` blocks.
     BedrockConverse,
+    /// A Google Gemini `generateContent` response with `groundingMetadata`.
+    Gemini,
+    /// A Cohere Chat API v2 response with `message.citations`.
+    Cohere,
+    /// An OpenAI Responses API response with `file_citation` annotations
+    /// and `file_search_call` results.
+    OpenaiResponses,
 }
 
 impl NativeFormat {
@@ -96,7 +118,19 @@ impl NativeFormat {
             NativeFormat::Anthropic => "anthropic",
             NativeFormat::BedrockRag => "bedrock-rag",
             NativeFormat::BedrockConverse => "bedrock-converse",
+            NativeFormat::Gemini => "gemini",
+            NativeFormat::Cohere => "cohere",
+            NativeFormat::OpenaiResponses => "openai-responses",
         }
+    }
+
+    /// Whether `--request` (the request sent) lays out the sources: only
+    /// formats that cite by the position of a sent document do.
+    pub fn takes_request(self) -> bool {
+        matches!(
+            self,
+            NativeFormat::Anthropic | NativeFormat::BedrockConverse
+        )
     }
 }
 
@@ -115,8 +149,9 @@ pub enum NativeInput {
 /// format's converter verifies every citation. The one dispatch behind
 /// `groundcite convert` and the service's `POST /v1/convert`.
 ///
-/// Errors name the input they are about; `request` is refused for
-/// `bedrock-rag`, whose references carry their own chunks.
+/// Errors name the input they are about; `request` is refused for the
+/// formats whose citations carry their own sources (`bedrock-rag`,
+/// `gemini`, `cohere`, `openai-responses`): see [`NativeFormat::takes_request`].
 pub fn convert(
     format: NativeFormat,
     response: &Value,
@@ -128,7 +163,7 @@ pub fn convert(
 ) -> Result<Contract, (NativeInput, InputError)> {
     let layout = match (request, format) {
         (None, _) => SourceLayout::one_per_chunk(chunks),
-        (Some(_), NativeFormat::BedrockRag) => {
+        (Some(_), f) if !f.takes_request() => {
             return Err((
                 NativeInput::Request,
                 InputError::new(
@@ -142,6 +177,7 @@ pub fn convert(
         }
         (Some(r), NativeFormat::Anthropic) => SourceLayout::from_anthropic_request(r, chunks)
             .map_err(|e| (NativeInput::Request, e))?,
+        (Some(_), _) => SourceLayout::one_per_chunk(chunks),
     };
     match format {
         NativeFormat::Anthropic => {
@@ -152,6 +188,11 @@ pub fn convert(
         }
         NativeFormat::BedrockConverse => {
             bedrock::convert_converse(response, chunks, &layout, profile, policy, provenance)
+        }
+        NativeFormat::Gemini => gemini::convert(response, chunks, profile, policy, provenance),
+        NativeFormat::Cohere => cohere::convert(response, chunks, profile, policy, provenance),
+        NativeFormat::OpenaiResponses => {
+            openai_responses::convert(response, chunks, profile, policy, provenance)
         }
     }
     .map_err(|e| (NativeInput::Response, e))

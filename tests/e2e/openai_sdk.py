@@ -64,7 +64,7 @@ def main() -> None:
     ]
 
     completion = client.beta.chat.completions.parse(
-        model="smollm2", messages=messages, response_format=GroundedAnswer, max_tokens=700,
+        model="smollm2", messages=messages, response_format=GroundedAnswer,
     )
     choice = completion.choices[0]
     assert choice.finish_reason == "stop", choice.finish_reason
@@ -77,7 +77,7 @@ def main() -> None:
     # strict schema, deltas as they are decoded, parsed at the end.
     deltas = 0
     with client.beta.chat.completions.stream(
-        model="smollm2", messages=messages, response_format=GroundedAnswer, max_tokens=700,
+        model="smollm2", messages=messages, response_format=GroundedAnswer,
     ) as stream:
         for event in stream:
             if event.type == "content.delta":

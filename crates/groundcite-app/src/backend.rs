@@ -12,9 +12,9 @@ use groundcite_providers::azure::{
 };
 use groundcite_providers::pipeline::Backend;
 use groundcite_providers::{
-    Anthropic, AnthropicMode, ChatCompletions, CompatServer, GenerationRequest, Generator,
-    HttpConfig, Mode, Quirks, ResponseFormatShape, ResponseSchema, RetryPolicy, TokenLimitField,
-    env, parse_base_url,
+    Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_TOKENS, GenerationRequest,
+    Generator, HttpConfig, Mode, Quirks, REASONING_DEFAULT_MAX_TOKENS, ResponseFormatShape,
+    ResponseSchema, RetryPolicy, SERVER_CHOOSES_MAX_TOKENS, TokenLimitField, env, parse_base_url,
 };
 
 use crate::config::FileConfig;
@@ -293,9 +293,17 @@ impl<'a> Settings<'a> {
     /// The generator for `provider` and the way to build its requests (the
     /// local model's own capped prompt over ranked candidates, the
     /// structured request, or the native-citation request), with the token
-    /// limit and temperature set.
+    /// limit (`--max-tokens` > `max_tokens` > [`default_max_tokens`]) and
+    /// temperature set.
     pub fn backend(&self, provider: ProviderName) -> Result<Backend, SettingsError> {
         let max_tokens = self.flags.max_tokens.or(self.file.max_tokens);
+        if max_tokens == Some(0) {
+            return Err(SettingsError::invalid(
+                "--max-tokens",
+                "the output token limit must be at least 1 (--max-tokens or max_tokens)",
+            ));
+        }
+        let max_tokens = max_tokens.or(default_max_tokens(provider));
         let temperature = self.flags.temperature.or(self.file.temperature);
         let limits = move |mut request: GenerationRequest| {
             if let Some(n) = max_tokens {
@@ -656,6 +664,32 @@ fn local_request(
     _candidates: &[groundcite_core::Candidate],
 ) -> GenerationRequest {
     match *l {}
+}
+
+/// The output token limit of `provider` when none is configured; `None`
+/// keeps the request's own (the embedded model: the longest output its
+/// grammar allows, so the limit never cuts an answer).
+///
+/// - `openai`, `azure`: [`REASONING_DEFAULT_MAX_TOKENS`] (16,384):
+///   reasoning models (o-series, gpt-5) count their hidden reasoning tokens
+///   in `max_completion_tokens` and need room beyond the answer.
+/// - `openai-compatible`: none sent ([`SERVER_CHOOSES_MAX_TOKENS`]): the
+///   server allows what its context leaves after the prompt (vLLM,
+///   llama.cpp, Ollama, `groundcite serve`), where a fixed limit is too
+///   large for a small-context server (vLLM rejects it).
+/// - `anthropic`, `bedrock` (whose APIs require a limit):
+///   [`DEFAULT_MAX_TOKENS`] (4,096, the smallest largest-output of their
+///   current models).
+pub fn default_max_tokens(provider: ProviderName) -> Option<u32> {
+    match provider {
+        ProviderName::Local => None,
+        ProviderName::Openai | ProviderName::Azure => Some(REASONING_DEFAULT_MAX_TOKENS),
+        ProviderName::OpenaiCompatible => Some(SERVER_CHOOSES_MAX_TOKENS),
+        ProviderName::Anthropic
+        | ProviderName::AnthropicCitations
+        | ProviderName::Bedrock
+        | ProviderName::BedrockCitations => Some(DEFAULT_MAX_TOKENS),
+    }
 }
 
 /// The caller's schema (`--schema` or `[answer] schema`) on every request

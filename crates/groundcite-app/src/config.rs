@@ -12,7 +12,7 @@
 //!
 //! ```toml
 //! provider = "azure"          # local (default) | azure | openai | anthropic | anthropic-citations | bedrock | bedrock-citations | openai-compatible
-//! max_tokens = 4096
+//! max_tokens = 4096           # default: the provider's (docs/providers.md)
 //! temperature = 0.0
 //! timeout_secs = 120          # one attempt, body included
 //! connect_timeout_secs = 10

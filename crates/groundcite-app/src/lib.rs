@@ -31,7 +31,7 @@ pub mod eval;
 mod flags;
 pub mod values;
 
-pub use backend::{Local, PROVIDER_ENV, Settings, with_custom_schema};
+pub use backend::{Local, PROVIDER_ENV, Settings, default_max_tokens, with_custom_schema};
 pub use config::FileConfig;
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::SettingsError;

@@ -6,6 +6,7 @@
 mod common;
 
 mod answer_bedrock;
+mod answer_defaults;
 mod answer_schema;
 mod cli_answer;
 mod cli_ask;
@@ -16,3 +17,4 @@ mod cli_verify;
 mod schema_cli;
 mod serve_ask;
 mod serve_durability;
+mod serve_self;

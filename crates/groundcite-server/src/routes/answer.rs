@@ -313,7 +313,7 @@ impl Job {
                 profile: Some(self.settings.profile),
                 policy: Some(self.settings.policy),
                 stream: Some(self.settings.stream),
-                max_tokens: Some(self.request.max_tokens),
+                max_tokens: self.request.token_limit(),
                 temperature: self.request.temperature,
                 ..TraceOptions::default()
             })

@@ -1,5 +1,6 @@
 //! `groundcite convert`: provider-native citations (Anthropic, Amazon
-//! Bedrock RetrieveAndGenerate and Converse) verified into contract v1.
+//! Bedrock RetrieveAndGenerate and Converse, Google Gemini grounding, Cohere,
+//! OpenAI Responses file search) verified into contract v1.
 
 use std::process::ExitCode;
 
@@ -20,6 +21,28 @@ pub enum Provider {
     BedrockRag,
     /// Amazon Bedrock Converse response with `citationsContent` blocks.
     BedrockConverse,
+    /// Google Gemini `generateContent` response with `groundingMetadata`
+    /// (segment offsets in UTF-8 bytes).
+    Gemini,
+    /// Cohere Chat v2 response with `message.citations` (offsets in code
+    /// points).
+    Cohere,
+    /// OpenAI Responses API response with `file_citation` annotations; the
+    /// request must have asked `include: ["file_search_call.results"]`.
+    OpenaiResponses,
+}
+
+impl Provider {
+    fn format(self) -> NativeFormat {
+        match self {
+            Provider::Anthropic => NativeFormat::Anthropic,
+            Provider::BedrockRag => NativeFormat::BedrockRag,
+            Provider::BedrockConverse => NativeFormat::BedrockConverse,
+            Provider::Gemini => NativeFormat::Gemini,
+            Provider::Cohere => NativeFormat::Cohere,
+            Provider::OpenaiResponses => NativeFormat::OpenaiResponses,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -69,7 +92,7 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    if args.request.is_some() && args.from == Provider::BedrockRag {
+    if args.request.is_some() && !args.from.format().takes_request() {
         return Err(BadInput::new(
             "--request",
             "applies to --from anthropic and --from bedrock-converse only",
@@ -95,11 +118,7 @@ pub fn run(args: ConvertArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let format = match args.from {
-        Provider::Anthropic => NativeFormat::Anthropic,
-        Provider::BedrockRag => NativeFormat::BedrockRag,
-        Provider::BedrockConverse => NativeFormat::BedrockConverse,
-    };
+    let format = args.from.format();
     let contract = native::convert(
         format,
         &response,

@@ -177,9 +177,10 @@ fn build() -> Value {
         &["chunks", "from", "response"],
         json!({
             "chunks": chunks,
-            "from": {"type": "string", "enum": ["anthropic", "bedrock-rag", "bedrock-converse"]},
+            "from": {"type": "string", "enum": ["anthropic", "bedrock-rag", "bedrock-converse", "gemini", "cohere", "openai-responses"],
+                     "description": "The provider's response shape. gemini: groundingMetadata, segment offsets in UTF-8 bytes; cohere: message.citations, offsets in code points; openai-responses: file_citation annotations mapped through file_search_call results (the request must include \"file_search_call.results\")."},
             "response": {"description": "The provider's response (JSON; for Anthropic also the SSE text as a string)."},
-            "request": {"description": "The request sent to the provider, when its sources were not one per chunk."}
+            "request": {"description": "The request sent to the provider, when its sources were not one per chunk (anthropic and bedrock-converse only)."}
         }),
     ));
     schemas.insert("AnswerRequest".into(), json!({

@@ -64,7 +64,8 @@ fn channel(record: &TraceRecord) -> Result<Channel, ReverifyError> {
     if let Some(form) = record.answer_form.as_deref() {
         return match form {
             "prose" => Ok(Channel::Prose),
-            "anthropic" | "bedrock-converse" | "bedrock-rag" => native(form).map(Channel::Native),
+            "anthropic" | "bedrock-converse" | "bedrock-rag" | "gemini" | "cohere"
+            | "openai-responses" => native(form).map(Channel::Native),
             other => other
                 .parse()
                 .map(Channel::Answer)
@@ -296,5 +297,52 @@ mod tests {
         let mut unknown = TraceRecord::new("t-3", "answer");
         unknown.answer_form = Some("haiku".into());
         assert!(reverify(&unknown).is_err());
+    }
+
+    /// A convert trace of each channel that came after the dispatch was
+    /// written (its `answer_form` names the format) re-verifies through the
+    /// same converter to the same contract, with its warnings.
+    #[test]
+    fn new_native_channels_re_verify_to_the_same_contract() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native");
+        let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).unwrap();
+        for (format, folder, response) in [
+            (NativeFormat::Gemini, "gemini", "grounded.response.json"),
+            (NativeFormat::Cohere, "cohere", "rag.response.json"),
+            (
+                NativeFormat::OpenaiResponses,
+                "openai-responses",
+                "file_search.response.json",
+            ),
+        ] {
+            let chunks: Vec<Chunk> =
+                serde_json::from_str(&read(&format!("{folder}/chunks.json"))).unwrap();
+            let set = ChunkSet::new(chunks).unwrap();
+            let raw: serde_json::Value =
+                serde_json::from_str(&read(&format!("{folder}/{response}"))).unwrap();
+            let contract = native::convert(
+                format,
+                &raw,
+                None,
+                &set,
+                MatchProfile::Default,
+                ClaimPolicy::Strict,
+                provenance(),
+            )
+            .unwrap();
+            assert!(contract.answerable, "{format:?}");
+            assert!(!contract.warnings.is_empty(), "{format:?}");
+            let mut record = TraceRecord::new("t-1", "convert");
+            record.chunks = TraceChunks::from_chunks(set.chunks());
+            record.raw_output = Some(raw.to_string());
+            record.answer_form = Some(format.as_str().into());
+            record.contract = Some(JsonText::serialize(&contract).unwrap());
+            let r = reverify(&record).unwrap();
+            assert!(r.same, "{format:?}: {:?}", r.contract);
+            // Without the form, the convert trace's options name the format.
+            record.answer_form = None;
+            record.options.from = Some(format.as_str().into());
+            assert!(reverify(&record).unwrap().same, "{format:?}");
+        }
     }
 }

@@ -262,6 +262,73 @@ fn convert_bedrock_rag_and_converse() {
         .bind(|| insta::assert_snapshot!(serde_json::to_string_pretty(&v["warnings"]).unwrap()));
 }
 
+/// Gemini grounding, Cohere citations and OpenAI Responses file citations
+/// convert through the CLI; file citations without their search results
+/// are bad input that says what to include.
+#[test]
+fn convert_gemini_cohere_and_openai_responses() {
+    for (from, folder, response, claims) in [
+        ("gemini", "gemini", "grounded.response.json", 4),
+        ("cohere", "cohere", "rag.response.json", 4),
+        (
+            "openai-responses",
+            "openai-responses",
+            "file_search.response.json",
+            3,
+        ),
+    ] {
+        let out = groundcite(
+            &[
+                "convert",
+                "--from",
+                from,
+                "--response",
+                &format!("{NATIVE}/{folder}/{response}"),
+                "--chunks",
+                &format!("{NATIVE}/{folder}/chunks.json"),
+            ],
+            None,
+        );
+        let v = ok_json(&out);
+        assert_eq!(v["claims"].as_array().unwrap().len(), claims, "{from}");
+        assert!(
+            v["claims"][0]["citations"][0]["match"] == "reference",
+            "{from}: {v}"
+        );
+    }
+    let out = groundcite(
+        &[
+            "convert",
+            "--from",
+            "openai-responses",
+            "--response",
+            &format!("{NATIVE}/openai-responses/no_results.response.json"),
+            "--chunks",
+            &format!("{NATIVE}/openai-responses/chunks.json"),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("file_search_call.results"), "{err}");
+    let out = groundcite(
+        &[
+            "convert",
+            "--from",
+            "cohere",
+            "--response",
+            &format!("{NATIVE}/cohere/rag.response.json"),
+            "--chunks",
+            &format!("{NATIVE}/cohere/chunks.json"),
+            "--request",
+            &format!("{NATIVE}/openai-responses/file_search.request.json"),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--request"));
+}
+
 #[test]
 fn convert_bad_input_exits_2() {
     let chunks = format!("{NATIVE}/anthropic/documents.chunks.json");

@@ -122,3 +122,53 @@ async fn parse_and_convert_verify_answers_from_elsewhere() {
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(r.json()["error"]["path"], "from");
 }
+
+/// The channels read after the first three — Gemini grounding, Cohere
+/// citations, OpenAI Responses file citations — convert, are traced under
+/// their format's name and re-verify to the same contract.
+#[tokio::test]
+async fn gemini_cohere_and_openai_responses_convert_and_re_verify() {
+    let s = state().await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native");
+    let read = |rel: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(rel)).unwrap_or_default())
+            .unwrap_or_default()
+    };
+    for (from, folder, response) in [
+        ("gemini", "gemini", "grounded.response.json"),
+        ("cohere", "cohere", "rag.response.json"),
+        (
+            "openai-responses",
+            "openai-responses",
+            "file_search.response.json",
+        ),
+    ] {
+        let body = json!({"chunks": read(&format!("{folder}/chunks.json")), "from": from,
+                          "response": read(&format!("{folder}/{response}"))});
+        let r = send(&s, post("/v1/convert", Some(KEY_A), &body)).await;
+        assert_eq!(
+            r.status,
+            StatusCode::OK,
+            "{from}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let c = r.json();
+        assert_eq!(c["answerable"], true, "{from}: {c}");
+        assert_eq!(c["claims"][0]["citations"][0]["match"], "reference", "{c}");
+        let id = c["trace_id"].as_str().unwrap_or("").to_string();
+        let t = send(&s, get(&format!("/v1/traces/{id}"), Some(KEY_A))).await;
+        assert_eq!(t.json()["answer_form"], from);
+        let again = reverified(&s, &id).await;
+        assert_eq!(again["same"], true, "{from}: {again}");
+    }
+    // File citations without their search results: 422 naming the include.
+    let body = json!({"chunks": read("openai-responses/chunks.json"), "from": "openai-responses",
+                      "response": read("openai-responses/no_results.response.json")});
+    let r = send(&s, post("/v1/convert", Some(KEY_A), &body)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        String::from_utf8_lossy(&r.body).contains("file_search_call.results"),
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+}

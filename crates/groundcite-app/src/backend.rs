@@ -480,19 +480,11 @@ impl<'a> Settings<'a> {
                 Some("[azure] deployment"),
             )
         })?;
-        let api_version = e
-            .var(env::OPENAI_API_VERSION)
-            .or_else(|| s.api_version.clone());
-        let route = match flags.azure_api.or(s.api) {
-            Some(AzureApi::V1) => AzureRoute::V1,
-            Some(AzureApi::Versioned) => AzureRoute::Versioned {
-                api_version: api_version.unwrap_or_else(|| DEFAULT_API_VERSION.to_string()),
-            },
-            None => match api_version {
-                Some(v) => AzureRoute::Versioned { api_version: v },
-                None => AzureRoute::V1,
-            },
-        };
+        let AzureRouteChoice {
+            route,
+            token_limit_field,
+            ..
+        } = self.azure_route();
         let tenant = || {
             e.var(env::AZURE_TENANT_ID)
                 .or_else(|| s.tenant_id.clone())
@@ -621,8 +613,105 @@ impl<'a> Settings<'a> {
             credential,
             scope: s.scope.clone(),
             identity,
+            token_limit_field: Some(token_limit_field),
             http,
         })?)
+    }
+
+    /// The Azure route and token-limit field these settings choose. The
+    /// route comes from `--azure-api` > `[azure] api` > v1, and from nothing
+    /// else: `OPENAI_API_VERSION` (> `[azure] api_version` > 2024-10-21)
+    /// only sets the versioned route's api-version. The field comes from
+    /// `[azure] token_limit_field`, else the route
+    /// ([`azure::token_limit_field`]).
+    pub fn azure_route(&self) -> AzureRouteChoice {
+        let s = &self.file.azure;
+        let env_version = self.env.var(env::OPENAI_API_VERSION);
+        let (api, source) = match (self.flags.azure_api, s.api) {
+            (Some(a), _) => (a, "--azure-api"),
+            (None, Some(a)) => (a, "[azure] api"),
+            (None, None) => (AzureApi::V1, "default"),
+        };
+        let (route, ignored_api_version) = match api {
+            AzureApi::V1 => (
+                AzureRoute::V1,
+                env_version.or_else(|| s.api_version.clone()),
+            ),
+            AzureApi::Versioned => (
+                AzureRoute::Versioned {
+                    api_version: env_version
+                        .or_else(|| s.api_version.clone())
+                        .unwrap_or_else(|| DEFAULT_API_VERSION.to_string()),
+                },
+                None,
+            ),
+        };
+        let (token_limit_field, field_forced) = match s.token_limit_field {
+            Some(TokenLimit::MaxTokens) => (TokenLimitField::MaxTokens, true),
+            Some(TokenLimit::MaxCompletionTokens) => (TokenLimitField::MaxCompletionTokens, true),
+            None => (azure::token_limit_field(&route), false),
+        };
+        AzureRouteChoice {
+            route,
+            source,
+            token_limit_field,
+            field_forced,
+            ignored_api_version,
+        }
+    }
+}
+
+/// The Azure route and token-limit field in use, and why
+/// ([`Settings::azure_route`]), for the start-up note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AzureRouteChoice {
+    /// The route.
+    pub route: AzureRoute,
+    /// What chose it: `--azure-api`, `[azure] api` or `default`.
+    pub source: &'static str,
+    /// The output-token limit's field.
+    pub token_limit_field: TokenLimitField,
+    /// Whether `[azure] token_limit_field` forced the field.
+    pub field_forced: bool,
+    /// An api-version that is set (`OPENAI_API_VERSION` or `[azure]
+    /// api_version`) but unused, because the route is v1.
+    pub ignored_api_version: Option<String>,
+}
+
+impl AzureRouteChoice {
+    /// One line: `azure route: v1 (default), max_completion_tokens`, or
+    /// `azure route: versioned, api-version 2024-10-21 ([azure] api),
+    /// max_tokens`, plus a word on an api-version that the v1 route ignores.
+    pub fn note(&self) -> String {
+        let field = match self.token_limit_field {
+            TokenLimitField::MaxTokens => "max_tokens",
+            TokenLimitField::MaxCompletionTokens => "max_completion_tokens",
+        };
+        let forced = if self.field_forced {
+            " ([azure] token_limit_field)"
+        } else {
+            ""
+        };
+        let mut line = match &self.route {
+            AzureRoute::V1 => format!("azure route: v1 ({}), {field}{forced}", self.source),
+            AzureRoute::Versioned { api_version } => format!(
+                "azure route: versioned, api-version {api_version} ({}), {field}{forced}",
+                self.source
+            ),
+        };
+        if let Some(v) = &self.ignored_api_version {
+            line.push_str(&format!(
+                "; api-version {v} is unused (it applies with --azure-api versioned or [azure] api = \"versioned\")"
+            ));
+        }
+        line
+    }
+
+    /// Whether a one-shot command should print [`note`](Self::note): when the
+    /// route is not the plain default, or an api-version is set and unused
+    /// (`OPENAI_API_VERSION` used to switch routes by itself).
+    pub fn worth_noting(&self) -> bool {
+        !matches!(self.route, AzureRoute::V1) || self.ignored_api_version.is_some()
     }
 }
 

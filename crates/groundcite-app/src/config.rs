@@ -25,7 +25,9 @@
 //! [azure]
 //! endpoint = "https://RESOURCE.openai.azure.com"
 //! deployment = "gpt-4o"
-//! api = "v1"                  # or "versioned" (api_version, default 2024-10-21)
+//! api = "v1"                  # or "versioned"; only this (or --azure-api) chooses the route
+//! api_version = "2024-10-21"  # versioned route only (OPENAI_API_VERSION overrides)
+//! token_limit_field = "max_completion_tokens" # or "max_tokens"; default: v1 and api-versions that take it
 //! auth = "api-key"            # token | client-secret | workload-identity | managed-identity | azure-cli
 //! tenant_id = "…"
 //! client_id = "…"
@@ -228,6 +230,9 @@ pub struct AzureSection {
     pub api: Option<AzureApi>,
     /// api-version of the versioned route.
     pub api_version: Option<String>,
+    /// The output-token limit's field; by default `max_completion_tokens`
+    /// on the v1 route and on api-versions that take it, else `max_tokens`.
+    pub token_limit_field: Option<TokenLimit>,
     /// Credential.
     pub auth: Option<AzureAuth>,
     /// Entra tenant.
@@ -419,6 +424,11 @@ mod tests {
         assert_eq!(c.provider, Some(ProviderName::Azure));
         assert_eq!(c.azure.auth, Some(AzureAuth::ApiKey));
         assert_eq!(c.azure.api, Some(AzureApi::V1));
+        assert_eq!(
+            c.azure.token_limit_field,
+            Some(TokenLimit::MaxCompletionTokens)
+        );
+        assert_eq!(c.azure.api_version.as_deref(), Some("2024-10-21"));
         assert_eq!(c.openai_compatible.server, Some(ServerKind::Vllm));
         assert_eq!(c.openai_compatible.stream_usage, Some(true));
         assert_eq!(c.bedrock.strict, Some(true));

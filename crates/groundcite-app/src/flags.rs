@@ -50,7 +50,8 @@ pub struct ProviderFlags {
     /// docs/providers.md).
     #[arg(long, value_enum)]
     pub azure_auth: Option<AzureAuth>,
-    /// Azure route (default v1; versioned uses OPENAI_API_VERSION, else
+    /// Azure route (default v1; only this or `[azure] api` chooses it;
+    /// versioned uses OPENAI_API_VERSION, else `[azure] api_version`, else
     /// 2024-10-21).
     #[arg(long, value_enum)]
     pub azure_api: Option<AzureApi>,

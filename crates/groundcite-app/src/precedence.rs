@@ -310,3 +310,88 @@ fn embedding_model_is_flag_then_env_then_file() {
         err(&none, &MapEnv::default())
     );
 }
+
+#[test]
+fn azure_route_is_chosen_by_the_setting_only() {
+    use groundcite_providers::TokenLimitField;
+    use groundcite_providers::azure::AzureRoute;
+
+    use crate::values::AzureApi;
+
+    let none = ProviderFlags::default();
+    let plain = file(FILE);
+    let versioned = ProviderFlags {
+        azure_api: Some(AzureApi::Versioned),
+        ..ProviderFlags::default()
+    };
+    let python_env = MapEnv::of([("OPENAI_API_VERSION", "2025-04-01-preview")]);
+    let empty = MapEnv::default();
+
+    // OPENAI_API_VERSION alone keeps the default v1 route (and says so).
+    let c = Settings::new(&none, &plain, &python_env).azure_route();
+    assert_eq!(c.route, AzureRoute::V1);
+    assert_eq!(c.source, "default");
+    assert_eq!(c.token_limit_field, TokenLimitField::MaxCompletionTokens);
+    assert_eq!(c.ignored_api_version.as_deref(), Some("2025-04-01-preview"));
+    assert!(c.worth_noting());
+    assert!(
+        c.note().contains("2025-04-01-preview is unused"),
+        "{}",
+        c.note()
+    );
+
+    // Nothing set: v1, nothing worth a note.
+    let c = Settings::new(&none, &plain, &empty).azure_route();
+    assert_eq!(c.route, AzureRoute::V1);
+    assert!(!c.worth_noting());
+    assert_eq!(c.note(), "azure route: v1 (default), max_completion_tokens");
+
+    // The flag chooses the versioned route; the variable sets its version,
+    // which takes max_completion_tokens.
+    let c = Settings::new(&versioned, &plain, &python_env).azure_route();
+    assert_eq!(
+        c.route,
+        AzureRoute::Versioned {
+            api_version: "2025-04-01-preview".into()
+        }
+    );
+    assert_eq!(c.source, "--azure-api");
+    assert_eq!(c.token_limit_field, TokenLimitField::MaxCompletionTokens);
+    assert!(c.worth_noting());
+
+    // The file chooses it too; 2024-10-21 (the default version) documents
+    // max_tokens only.
+    let f = file("[azure]\napi = \"versioned\"\n");
+    let c = Settings::new(&none, &f, &empty).azure_route();
+    assert_eq!(
+        c.route,
+        AzureRoute::Versioned {
+            api_version: "2024-10-21".into()
+        }
+    );
+    assert_eq!(c.source, "[azure] api");
+    assert_eq!(c.token_limit_field, TokenLimitField::MaxTokens);
+    assert_eq!(
+        c.note(),
+        "azure route: versioned, api-version 2024-10-21 ([azure] api), max_tokens"
+    );
+
+    // The flag wins over the file; the file's field is forced on any route.
+    let f = file(
+        "[azure]\napi = \"versioned\"\napi_version = \"2024-10-21\"\ntoken_limit_field = \"max_completion_tokens\"\n",
+    );
+    let v1 = ProviderFlags {
+        azure_api: Some(AzureApi::V1),
+        ..ProviderFlags::default()
+    };
+    let c = Settings::new(&v1, &f, &empty).azure_route();
+    assert_eq!(c.route, AzureRoute::V1);
+    assert_eq!(c.ignored_api_version.as_deref(), Some("2024-10-21"));
+    let c = Settings::new(&none, &f, &empty).azure_route();
+    assert_eq!(c.token_limit_field, TokenLimitField::MaxCompletionTokens);
+    assert!(c.field_forced);
+    assert!(
+        c.note()
+            .ends_with("max_completion_tokens ([azure] token_limit_field)")
+    );
+}

@@ -74,7 +74,8 @@ pub enum AzureApi {
     /// `/openai/v1/chat/completions`, no api-version.
     V1,
     /// `/openai/deployments/NAME/chat/completions?api-version=…`
-    /// (OPENAI_API_VERSION or `[azure] api_version`, default 2024-10-21).
+    /// (OPENAI_API_VERSION or `[azure] api_version`, default 2024-10-21;
+    /// the version alone never chooses this route).
     Versioned,
 }
 

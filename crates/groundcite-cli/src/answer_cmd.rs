@@ -24,7 +24,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use groundcite_app::{ProcessEnv, ProviderFlags, Settings, config, with_custom_schema};
+use groundcite_app::{
+    ProcessEnv, ProviderFlags, ProviderName, Settings, config, with_custom_schema,
+};
 use groundcite_core::{
     ChunkSet, ClaimOutcome, ClaimPolicy, MatchProfile, Provenance, render_text, truncate_chars,
     validate_trace_id,
@@ -90,6 +92,12 @@ pub fn run(args: AnswerArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let mut backend = settings.backend(provider)?;
+    if provider == ProviderName::Azure {
+        let route = settings.azure_route();
+        if route.worth_noting() {
+            eprintln!("note: {}", route.note());
+        }
+    }
     if let Some(path) = args.schema.as_ref().or(file.answer.schema.as_ref()) {
         backend = with_custom_schema(backend, provider, path)?;
     }

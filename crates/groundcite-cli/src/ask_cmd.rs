@@ -11,7 +11,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use groundcite_app::{ProcessEnv, ProviderFlags, RetrievalFlags, Settings, ask, config};
+use groundcite_app::{
+    ProcessEnv, ProviderFlags, ProviderName, RetrievalFlags, Settings, ask, config,
+};
 use groundcite_ask::{AskError, Failure};
 use groundcite_core::{ClaimPolicy, MatchProfile, Provenance, render_text, validate_trace_id};
 use groundcite_index::{Index, IndexConfig};
@@ -114,7 +116,14 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
     };
     // The provider's settings are only needed when the model is asked.
     let backend = if retrieval.gate_passed() {
-        Some(resolver.backend(provider)?)
+        let backend = resolver.backend(provider)?;
+        if provider == ProviderName::Azure {
+            let route = resolver.azure_route();
+            if route.worth_noting() {
+                eprintln!("note: {}", route.note());
+            }
+        }
+        Some(backend)
     } else {
         None
     };

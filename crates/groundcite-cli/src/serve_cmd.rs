@@ -210,6 +210,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let resolver = Settings::new(&args.p, &file, &ProcessEnv);
         let provider = resolver.provider()?;
         let backend = resolver.backend(provider)?;
+        if provider == ProviderName::Azure {
+            // Once at start-up, whatever chose it: a service's route should
+            // be visible in its log.
+            eprintln!("note: {}", resolver.azure_route().note());
+        }
         // The OpenAI-compatible endpoint serves the embedded model only.
         let chat = (provider == ProviderName::Local).then(|| backend.shared_generator());
         (Some(backend), chat)

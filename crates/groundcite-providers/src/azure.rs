@@ -6,6 +6,15 @@
 //!   (structured outputs need 2024-08-01-preview or later; 2024-10-21 is
 //!   the stable version the seed names).
 //!
+//! The output-token limit: the v1 route sends `max_completion_tokens`
+//! (OpenAI's current name, the only one reasoning deployments — o-series,
+//! gpt-5 — accept). The versioned route sends what its api-version
+//! documents ([`token_limit_field`]): `max_completion_tokens` from
+//! 2024-09-01-preview on (previews) and for GA versions after 2024-10-21,
+//! `max_tokens` for 2024-10-21 (whose specification has no
+//! `max_completion_tokens`) and older versions. [`AzureConfig::token_limit_field`]
+//! forces either.
+//!
 //! Authentication: an `api-key` header, or `Authorization: Bearer` with a
 //! Microsoft Entra token from a token in the environment, a client secret,
 //! workload identity (a federated token file), managed identity (IMDS) or the
@@ -63,8 +72,57 @@ pub struct AzureConfig {
     pub scope: Option<String>,
     /// Identity endpoints.
     pub identity: IdentityEndpoints,
+    /// The output-token limit's field; by default chosen from the route
+    /// ([`token_limit_field`]).
+    pub token_limit_field: Option<TokenLimitField>,
     /// Timeouts and retries.
     pub http: HttpConfig,
+}
+
+/// The first preview api-version that takes `max_completion_tokens`
+/// (Microsoft's reasoning-model guide: support for o1-preview and o1-mini,
+/// with `max_completion_tokens` replacing `max_tokens`, came in it).
+pub const FIRST_PREVIEW_WITH_MAX_COMPLETION_TOKENS: &str = "2024-09-01";
+/// The last GA api-version without `max_completion_tokens` (its
+/// specification's chat request documents `max_tokens` only).
+pub const LAST_GA_WITHOUT_MAX_COMPLETION_TOKENS: &str = "2024-10-21";
+
+/// The output-token limit's field for `route`: `max_completion_tokens` on the
+/// v1 route; on the versioned route, `max_completion_tokens` for previews
+/// dated 2024-09-01 or later and GA versions dated after 2024-10-21,
+/// `max_tokens` for older ones. An api-version that is not
+/// `YYYY-MM-DD[-preview]` gets the current name, `max_completion_tokens`.
+pub fn token_limit_field(route: &AzureRoute) -> TokenLimitField {
+    let AzureRoute::Versioned { api_version } = route else {
+        return TokenLimitField::MaxCompletionTokens;
+    };
+    let v = api_version.trim();
+    let (date, preview) = match v.strip_suffix("-preview") {
+        Some(d) => (d, true),
+        None => (v, false),
+    };
+    let is_date = date.len() == 10
+        && date.char_indices().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                c == '-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    if !is_date {
+        return TokenLimitField::MaxCompletionTokens;
+    }
+    // ISO dates compare as strings.
+    let takes_it = if preview {
+        date >= FIRST_PREVIEW_WITH_MAX_COMPLETION_TOKENS
+    } else {
+        date > LAST_GA_WITHOUT_MAX_COMPLETION_TOKENS
+    };
+    if takes_it {
+        TokenLimitField::MaxCompletionTokens
+    } else {
+        TokenLimitField::MaxTokens
+    }
 }
 
 /// The Entra scope for `endpoint`: Foundry project endpoints
@@ -124,15 +182,15 @@ pub fn azure_openai(config: AzureConfig) -> Result<ChatCompletions, ProviderErro
             config.identity.clone(),
         ))),
     };
-    let (model, quirks) = match &config.route {
-        AzureRoute::V1 => (Some(config.deployment.clone()), Quirks::OPENAI),
-        AzureRoute::Versioned { .. } => (
-            None,
-            Quirks {
-                token_limit_field: TokenLimitField::MaxTokens,
-                ..Quirks::OPENAI
-            },
-        ),
+    let model = match &config.route {
+        AzureRoute::V1 => Some(config.deployment.clone()),
+        AzureRoute::Versioned { .. } => None,
+    };
+    let quirks = Quirks {
+        token_limit_field: config
+            .token_limit_field
+            .unwrap_or_else(|| token_limit_field(&config.route)),
+        ..Quirks::OPENAI
     };
     ChatCompletions::azure(url, model, auth, quirks, config.http)
 }
@@ -149,7 +207,43 @@ mod tests {
             credential: AzureCredential::AzureCli,
             scope: None,
             identity: IdentityEndpoints::default(),
+            token_limit_field: None,
             http: HttpConfig::default(),
+        }
+    }
+
+    #[test]
+    fn token_limit_fields() {
+        let versioned = |v: &str| {
+            token_limit_field(&AzureRoute::Versioned {
+                api_version: v.into(),
+            })
+        };
+        assert_eq!(
+            token_limit_field(&AzureRoute::V1),
+            TokenLimitField::MaxCompletionTokens
+        );
+        for v in [
+            "2024-09-01-preview",
+            "2024-10-01-preview",
+            "2024-12-01-preview",
+            "2025-04-01-preview",
+            "2025-06-01",
+            " 2025-01-01-preview ",
+            "preview",
+            "latest",
+        ] {
+            assert_eq!(versioned(v), TokenLimitField::MaxCompletionTokens, "{v}");
+        }
+        for v in [
+            DEFAULT_API_VERSION,
+            "2024-10-21",
+            "2024-08-01-preview",
+            "2024-06-01",
+            "2024-02-15-preview",
+            "2023-05-15",
+        ] {
+            assert_eq!(versioned(v), TokenLimitField::MaxTokens, "{v}");
         }
     }
 

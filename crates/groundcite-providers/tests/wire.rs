@@ -19,7 +19,7 @@ use groundcite_providers::replay::{Cassette, ReplayServer};
 use groundcite_providers::{
     Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_RESPONSE_BYTES,
     Generation, GenerationRequest, Generator, HttpConfig, Mode, NativeSources, Output,
-    ProviderError, RetryPolicy, SecretString,
+    ProviderError, RetryPolicy, SecretString, TokenLimitField,
 };
 use serde_json::Value;
 
@@ -177,18 +177,24 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
             let route = match s("route").as_deref().unwrap_or("v1") {
                 "v1" => AzureRoute::V1,
                 "versioned" => AzureRoute::Versioned {
-                    api_version: "2024-10-21".into(),
+                    api_version: s("api_version").unwrap_or_else(|| "2024-10-21".into()),
                 },
                 other => panic!("unknown route {other}"),
             };
+            let token_limit_field = s("token_limit_field").map(|f| match f.as_str() {
+                "max_tokens" => TokenLimitField::MaxTokens,
+                "max_completion_tokens" => TokenLimitField::MaxCompletionTokens,
+                other => panic!("unknown token_limit_field {other}"),
+            });
             Box::new(
                 groundcite_providers::azure::azure_openai(AzureConfig {
                     endpoint: url(""),
-                    deployment: "gpt-4o".into(),
+                    deployment: s("deployment").unwrap_or_else(|| "gpt-4o".into()),
                     route,
                     credential,
                     scope: None,
                     identity,
+                    token_limit_field,
                     http: http(input),
                 })
                 .unwrap(),

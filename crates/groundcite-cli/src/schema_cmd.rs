@@ -19,6 +19,8 @@ pub enum TargetArg {
     Azure,
     /// Anthropic `output_config.format` (no bounds, no recursion, 24 optional / 16 union properties).
     Anthropic,
+    /// Amazon Bedrock Converse `outputConfig.textFormat` (the schema as a JSON string; Anthropic's subset and limits).
+    Bedrock,
 }
 
 impl From<TargetArg> for Target {
@@ -27,6 +29,7 @@ impl From<TargetArg> for Target {
             TargetArg::OpenAi => Target::OpenAi,
             TargetArg::Azure => Target::Azure,
             TargetArg::Anthropic => Target::Anthropic,
+            TargetArg::Bedrock => Target::Bedrock,
         }
     }
 }

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use groundcite_core::schema::{
-    ANTHROPIC_CHUNK_ID_ENUM_CAP, Target, grounded_answer_schema, lint, request_fragment,
-    wrap_schema,
+    ANTHROPIC_CHUNK_ID_ENUM_CAP, SCHEMA_NAME, Target, grounded_answer_schema, lint,
+    request_fragment, schema_text, wrap_schema,
 };
 use proptest::prelude::*;
 use serde::Deserialize;
@@ -26,12 +26,42 @@ fn ids(n: usize, width: usize) -> Vec<String> {
     (0..n).map(|i| format!("{i:0width$}")).collect()
 }
 
+/// The schema inside a fragment (Bedrock's JSON text parsed).
+fn fragment_schema(fragment: &Value, target: Target) -> Value {
+    match target {
+        Target::Anthropic => fragment["output_config"]["format"]["schema"].clone(),
+        Target::Bedrock => serde_json::from_str(
+            fragment["outputConfig"]["textFormat"]["structure"]["jsonSchema"]["schema"]
+                .as_str()
+                .expect("bedrock's schema is a string"),
+        )
+        .expect("bedrock's schema string is JSON"),
+        _ => fragment["response_format"]["json_schema"]["schema"].clone(),
+    }
+}
+
 fn chunk_id_schema(fragment: &Value, target: Target) -> Value {
-    let schema = match target {
-        Target::Anthropic => &fragment["output_config"]["format"]["schema"],
-        _ => &fragment["response_format"]["json_schema"]["schema"],
-    };
-    schema["$defs"]["Citation"]["properties"]["chunk_id"].clone()
+    fragment_schema(fragment, target)["$defs"]["Citation"]["properties"]["chunk_id"].clone()
+}
+
+/// Resolves a violation's pointer; where it crosses a string (Bedrock's
+/// schema text), it goes on inside the JSON the string holds.
+fn resolve(doc: &Value, pointer: &str) -> Option<Value> {
+    let mut cur = doc.clone();
+    let mut rest = pointer;
+    while !rest.is_empty() {
+        if let Value::String(text) = &cur {
+            cur = serde_json::from_str(text).ok()?;
+            continue;
+        }
+        let tail = rest.strip_prefix('/')?;
+        let (seg, next) = tail
+            .split_once('/')
+            .map_or((tail, ""), |(a, _)| (a, &tail[a.len()..]));
+        cur = cur.pointer(&format!("/{seg}"))?.clone();
+        rest = next;
+    }
+    Some(cur)
 }
 
 #[test]
@@ -73,6 +103,65 @@ fn anthropic_and_azure_carry_the_same_schema() {
         openai["response_format"]["json_schema"]["schema"]
     );
     assert_eq!(anthropic["output_config"]["format"]["type"], "json_schema");
+}
+
+#[test]
+fn bedrock_carries_the_same_schema_as_json_text() {
+    let openai = request_fragment(Target::OpenAi, None).value;
+    let bedrock = request_fragment(Target::Bedrock, Some(&ids(2, 1))).value;
+    let format = &bedrock["outputConfig"]["textFormat"];
+    assert_eq!(format["type"], "json_schema");
+    let js = &format["structure"]["jsonSchema"];
+    assert_eq!(js["name"], SCHEMA_NAME);
+    // The schema is a string: the compact JSON text of the same schema, key order kept.
+    let text = js["schema"].as_str().unwrap();
+    let schema = grounded_answer_schema(Some(&ids(2, 1)));
+    assert_eq!(text, schema_text(&schema));
+    assert_eq!(text, serde_json::to_string(&schema).unwrap());
+    assert!(text.starts_with(r#"{"$defs":{"Citation":{"additionalProperties":false"#));
+    let unrestricted = request_fragment(Target::Bedrock, None).value;
+    assert_eq!(
+        fragment_schema(&unrestricted, Target::Bedrock),
+        openai["response_format"]["json_schema"]["schema"]
+    );
+    // wrap_schema is the same wrapper.
+    assert_eq!(wrap_schema(Target::Bedrock, schema), bedrock);
+}
+
+#[test]
+fn bedrock_lint_reads_inside_the_schema_string() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"quote": {"type": "string", "minLength": 1}},
+        "required": ["quote"],
+        "additionalProperties": false
+    });
+    let v = lint(
+        &wrap_schema(Target::Bedrock, schema.clone()),
+        Target::Bedrock,
+    );
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert_eq!(
+        v[0].pointer,
+        "/outputConfig/textFormat/structure/jsonSchema/schema/properties/quote/minLength"
+    );
+    assert_eq!(v[0].rule, "unsupported-keyword");
+    assert!(
+        v[0].provider_error
+            .starts_with("400 ValidationException: outputConfig.textFormat schema"),
+        "{}",
+        v[0].provider_error
+    );
+    // The bare schema and the bare jsonSchema definition lint the same.
+    let bare = lint(&schema, Target::Bedrock);
+    assert_eq!(bare.len(), 1);
+    assert_eq!(bare[0].pointer, "/properties/quote/minLength");
+    let definition = json!({"schema": schema_text(&schema), "name": "A"});
+    let d = lint(&definition, Target::Bedrock);
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0].pointer, "/schema/properties/quote/minLength");
+    // Anthropic and Bedrock agree on the subset itself.
+    assert_eq!(lint(&schema, Target::Anthropic).len(), 1);
 }
 
 #[test]
@@ -123,6 +212,17 @@ fn fragments_of_one_family_are_the_wrong_shape_for_the_other() {
         (v[0].pointer.as_str(), v[0].rule),
         ("/output_config", "fragment-shape")
     );
+    let bedrock = request_fragment(Target::Bedrock, None).value;
+    for (fragment, target, at) in [
+        (&bedrock, Target::Anthropic, "/outputConfig"),
+        (&bedrock, Target::OpenAi, "/outputConfig"),
+        (&anthropic, Target::Bedrock, "/output_config"),
+        (&openai, Target::Bedrock, "/response_format"),
+    ] {
+        let v = lint(fragment, target);
+        assert_eq!(v.len(), 1, "{target}: {v:#?}");
+        assert_eq!((v[0].pointer.as_str(), v[0].rule), (at, "fragment-shape"));
+    }
 }
 
 #[test]
@@ -170,13 +270,16 @@ fn chunk_ids_become_an_enum_where_the_target_allows_it() {
             .len(),
         612
     );
-    let anthropic = request_fragment(Target::Anthropic, Some(&many));
-    assert!(
-        chunk_id_schema(&anthropic.value, Target::Anthropic)
-            .get("enum")
-            .is_none()
-    );
-    assert!(anthropic.notes[0].contains(&ANTHROPIC_CHUNK_ID_ENUM_CAP.to_string()));
+    for target in [Target::Anthropic, Target::Bedrock] {
+        let f = request_fragment(target, Some(&many));
+        assert!(chunk_id_schema(&f.value, target).get("enum").is_none());
+        assert!(f.notes[0].contains(&ANTHROPIC_CHUNK_ID_ENUM_CAP.to_string()));
+        assert!(
+            f.notes[0].contains(&format!("for {target}")),
+            "{:?}",
+            f.notes
+        );
+    }
 
     // 1,001 IDs: over OpenAI's limit too.
     let f = request_fragment(Target::OpenAi, Some(&ids(1001, 4)));
@@ -223,6 +326,16 @@ fn anthropic_notes_mention_capitalisation_and_citations() {
 }
 
 #[test]
+fn bedrock_notes_mention_grammar_compilation() {
+    let f = request_fragment(Target::Bedrock, Some(&ids(2, 1)));
+    assert!(
+        f.notes.iter().any(|n| n.contains("24 hours")),
+        "{:?}",
+        f.notes
+    );
+}
+
+#[test]
 fn targets_parse_and_print() {
     for t in Target::ALL {
         assert_eq!(t.as_str().parse::<Target>().unwrap(), t);
@@ -233,7 +346,7 @@ fn targets_parse_and_print() {
             .parse::<Target>()
             .unwrap_err()
             .to_string()
-            .contains("openai, azure or anthropic")
+            .contains("openai, azure, anthropic or bedrock")
     );
 }
 
@@ -276,7 +389,7 @@ fn lint_cases() {
         }
         for v in &violations {
             assert!(
-                case.schema.pointer(&v.pointer).is_some(),
+                resolve(&case.schema, &v.pointer).is_some(),
                 "{}: {v:?}",
                 file.display()
             );
@@ -374,6 +487,10 @@ fn arb_json() -> impl Strategy<Value = Value> {
         "output_config",
         "format",
         "text",
+        "outputConfig",
+        "textFormat",
+        "structure",
+        "jsonSchema",
         "name",
         "strict",
         "a",
@@ -399,6 +516,9 @@ fn arb_json() -> impl Strategy<Value = Value> {
             "(?=x)\\1",
             "uri",
             "x",
+            "{}",
+            r##"{"type":"object","properties":{"a":{"$ref":"#/properties/a"}}}"##,
+            "{\"type\":",
         ])
         .prop_map(Value::from),
     ];
@@ -420,7 +540,7 @@ proptest! {
         for target in Target::ALL {
             let violations = lint(&doc, target);
             for v in &violations {
-                prop_assert!(doc.pointer(&v.pointer).is_some(), "{target}: {v:?} in {doc}");
+                prop_assert!(resolve(&doc, &v.pointer).is_some(), "{target}: {v:?} in {doc}");
             }
             let mut sorted_violations = violations.clone();
             sorted_violations.sort();

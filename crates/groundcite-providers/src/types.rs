@@ -26,14 +26,16 @@ impl ResponseSchema {
         let pointer = match target {
             Target::OpenAi | Target::Azure => "/response_format/json_schema/schema",
             Target::Anthropic => "/output_config/format/schema",
+            Target::Bedrock => "/outputConfig/textFormat/structure/jsonSchema/schema",
         };
-        let schema = fragment
-            .value
-            .pointer(pointer)
-            .cloned()
-            // request_fragment always wraps at this pointer; fall back to
-            // the unrestricted schema rather than panic.
-            .unwrap_or_else(|| schema::grounded_answer_schema(None));
+        let schema = match fragment.value.pointer(pointer) {
+            // Bedrock's fragment carries the schema as JSON text.
+            Some(Value::String(text)) => serde_json::from_str(text).ok(),
+            other => other.cloned(),
+        }
+        // request_fragment always wraps at this pointer; fall back to the
+        // unrestricted schema rather than panic.
+        .unwrap_or_else(|| schema::grounded_answer_schema(None));
         ResponseSchema {
             name: schema::SCHEMA_NAME.to_string(),
             schema,

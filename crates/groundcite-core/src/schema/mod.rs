@@ -43,16 +43,18 @@ pub use target::{Limits, ParseTargetError, Target};
 /// Pydantic class name, as the SDK sends it.
 pub const SCHEMA_NAME: &str = "GroundedAnswer";
 
-/// Largest chunk-ID enum groundcite emits for Anthropic. Anthropic documents
-/// no enum limit but rejects schemas whose "compiled grammar is too large";
-/// this is groundcite's own conservative cap (Azure's documented 500).
+/// Largest chunk-ID enum groundcite emits for Anthropic and Bedrock. Neither
+/// documents an enum limit, but Anthropic rejects schemas whose "compiled
+/// grammar is too large"; this is groundcite's own conservative cap (Azure's
+/// documented 500).
 pub const ANTHROPIC_CHUNK_ID_ENUM_CAP: usize = 500;
 
 /// A request fragment to merge into a provider request, with what the
 /// caller should know about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fragment {
-    /// The fragment (`{"response_format": …}` or `{"output_config": …}`).
+    /// The fragment (`{"response_format": …}`, `{"output_config": …}` or
+    /// `{"outputConfig": …}`).
     pub value: Value,
     /// Human-readable notes, e.g. why `chunk_id` stayed a free string.
     pub notes: Vec<String>,
@@ -117,7 +119,9 @@ pub fn grounded_answer_schema(chunk_ids: Option<&[String]>) -> Value {
 
 /// Wraps a schema in the request fragment `target` expects: OpenAI/Azure
 /// `response_format` (what the SDK's `type_to_response_format_param` returns),
-/// Anthropic `output_config.format`.
+/// Anthropic `output_config.format`, Bedrock Converse
+/// `outputConfig.textFormat` with the schema as JSON text
+/// ([`schema_text`]).
 pub fn wrap_schema(target: Target, schema: Value) -> Value {
     match target {
         Target::OpenAi | Target::Azure => json!({
@@ -129,7 +133,21 @@ pub fn wrap_schema(target: Target, schema: Value) -> Value {
         Target::Anthropic => json!({
             "output_config": {"format": {"type": "json_schema", "schema": schema}}
         }),
+        Target::Bedrock => json!({
+            "outputConfig": {"textFormat": {
+                "type": "json_schema",
+                "structure": {"jsonSchema": {"schema": schema_text(&schema), "name": SCHEMA_NAME}}
+            }}
+        }),
     }
+}
+
+/// A schema as the JSON text Bedrock's `jsonSchema.schema` carries: compact,
+/// keys in the schema's own order. The Bedrock adapter sends exactly this
+/// text, so a request's schema string equals the fragment's byte for byte.
+pub fn schema_text(schema: &Value) -> String {
+    // Serializing a `Value` cannot fail (its keys are strings).
+    serde_json::to_string(schema).unwrap_or_default()
 }
 
 /// The request fragment for `target`, with `chunk_id` an enum of `chunk_ids`
@@ -147,9 +165,9 @@ pub fn request_fragment(target: Target, chunk_ids: Option<&[String]>) -> Fragmen
         let ids = dedup(ids);
         if ids.is_empty() {
             notes.push("no chunk IDs given; chunk_id left as a free string".to_string());
-        } else if target == Target::Anthropic && ids.len() > ANTHROPIC_CHUNK_ID_ENUM_CAP {
+        } else if target.anthropic_subset() && ids.len() > ANTHROPIC_CHUNK_ID_ENUM_CAP {
             notes.push(format!(
-                "enum of {} IDs exceeds groundcite's cap of {ANTHROPIC_CHUNK_ID_ENUM_CAP} for anthropic \
+                "enum of {} IDs exceeds groundcite's cap of {ANTHROPIC_CHUNK_ID_ENUM_CAP} for {target} \
                  (large enums risk \"compiled grammar is too large\"); chunk_id left as a free string",
                 ids.len()
             ));
@@ -163,12 +181,11 @@ pub fn request_fragment(target: Target, chunk_ids: Option<&[String]>) -> Fragmen
                     ids.len(),
                     if ids.len() == 1 { "" } else { "s" }
                 ));
-                if target == Target::Anthropic {
-                    notes.push(
-                        "anthropic does not guarantee enum capitalisation; `groundcite verify` still \
+                if target.anthropic_subset() {
+                    notes.push(format!(
+                        "{target} does not guarantee enum capitalisation; `groundcite verify` still \
                          checks chunk_id exactly"
-                            .to_string(),
-                    );
+                    ));
                 }
             } else {
                 let why: Vec<_> = problems.iter().map(|v| v.message.as_str()).collect();
@@ -183,6 +200,13 @@ pub fn request_fragment(target: Target, chunk_ids: Option<&[String]>) -> Fragmen
     if target == Target::Anthropic {
         notes.push(
             "anthropic rejects output_config.format combined with native citations in one request"
+                .to_string(),
+        );
+    }
+    if target == Target::Bedrock {
+        notes.push(
+            "bedrock compiles a grammar for each new schema (the first request may take minutes) \
+             and caches it for 24 hours"
                 .to_string(),
         );
     }

@@ -48,19 +48,47 @@ pub enum Target {
     /// and 16 union-typed (anyOf / type-array) properties per request. No
     /// documented limit on properties, depth or enum size.
     Anthropic,
+    /// Amazon Bedrock Converse `outputConfig: {textFormat: {type: "json_schema",
+    /// structure: {jsonSchema: {schema, name}}}}`, the schema passed as a JSON
+    /// **string**.
+    ///
+    /// Bedrock's "Get validated JSON results from models" page
+    /// (`structured-output.html`): the schema is validated against a subset
+    /// of JSON Schema draft 2020-12 and an unsupported feature is a 400;
+    /// `additionalProperties: false` on every object; no recursive schemas, no
+    /// external `$ref`, no numeric bounds (`minimum`, `maximum`,
+    /// `multipleOf`), no string length bounds (`minLength`, `maxLength`).
+    /// Claude models, which lead the supported-model list, answer with
+    /// Anthropic's validator (`output_config.format.schema: For 'array' type,
+    /// property 'maxItems' is not supported`), so the keyword, format, regex
+    /// and `minItems` 0/1 rules and the 24-optional / 16-union limits are
+    /// Anthropic's. No documented limit on properties, depth or enum size.
+    Bedrock,
 }
 
 impl Target {
     /// All targets, in CLI order.
-    pub const ALL: [Target; 3] = [Target::OpenAi, Target::Azure, Target::Anthropic];
+    pub const ALL: [Target; 4] = [
+        Target::OpenAi,
+        Target::Azure,
+        Target::Anthropic,
+        Target::Bedrock,
+    ];
 
-    /// The CLI spelling (`openai`, `azure`, `anthropic`).
+    /// The CLI spelling (`openai`, `azure`, `anthropic`, `bedrock`).
     pub fn as_str(self) -> &'static str {
         match self {
             Target::OpenAi => "openai",
             Target::Azure => "azure",
             Target::Anthropic => "anthropic",
+            Target::Bedrock => "bedrock",
         }
+    }
+
+    /// Whether this target checks schemas against Anthropic's subset
+    /// (Anthropic itself, and Bedrock, whose Claude models validate with it).
+    pub(crate) fn anthropic_subset(self) -> bool {
+        matches!(self, Target::Anthropic | Target::Bedrock)
     }
 
     /// The documented limits of this target's strict subset (see the variant docs for sources).
@@ -86,7 +114,7 @@ impl Target {
                 max_optional: None,
                 max_unions: None,
             },
-            Target::Anthropic => Limits {
+            Target::Anthropic | Target::Bedrock => Limits {
                 max_properties: None,
                 max_depth: None,
                 max_enum_values: None,
@@ -108,7 +136,7 @@ impl fmt::Display for Target {
 
 /// A name that is not a [`Target`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown target {given:?}; expected openai, azure or anthropic")]
+#[error("unknown target {given:?}; expected openai, azure, anthropic or bedrock")]
 pub struct ParseTargetError {
     /// The name given.
     pub given: String,

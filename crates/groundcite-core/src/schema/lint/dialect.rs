@@ -1,6 +1,6 @@
-//! What differs between the dialects (OpenAI and Azure vs Anthropic): the
-//! keyword and format subsets, the regex features Anthropic lacks, and each
-//! provider's wording of a rejection. Plain data and functions of a
+//! What differs between the dialects (OpenAI and Azure vs Anthropic and
+//! Bedrock): the keyword and format subsets, the regex features Anthropic
+//! lacks, and each provider's wording of a rejection. Plain data and functions of a
 //! [`Target`]; the walker decides where they apply.
 
 use crate::schema::target::Target;
@@ -65,6 +65,13 @@ pub(super) fn provider_error(
                 .unwrap_or_default();
             format!("400 invalid_request_error: output_config.format.schema{at}: {detail}")
         }
+        Target::Bedrock => {
+            let at = ctx
+                .filter(|p| !p.is_empty())
+                .map(|p| format!(" at {p}"))
+                .unwrap_or_default();
+            format!("400 ValidationException: outputConfig.textFormat schema{at}: {detail}")
+        }
     }
 }
 
@@ -72,6 +79,7 @@ pub(super) fn provider_error(
 pub(super) fn shape_error(target: Target, message: &str) -> String {
     match target {
         Target::Anthropic => format!("400 invalid_request_error: {message}"),
+        Target::Bedrock => format!("400 ValidationException: {message}"),
         _ => format!("400 invalid_request_error: Invalid parameter: {message}"),
     }
 }
@@ -82,14 +90,14 @@ pub(super) fn allowed(target: Target, key: &str, at_root: bool) -> bool {
     let set = match target {
         Target::OpenAi => OPENAI_KEYWORDS,
         Target::Azure => AZURE_KEYWORDS,
-        Target::Anthropic => ANTHROPIC_KEYWORDS,
+        Target::Anthropic | Target::Bedrock => ANTHROPIC_KEYWORDS,
     };
     set.contains(&key) || (at_root && ROOT_KEYWORDS.contains(&key))
 }
 
 /// The string `format`s `target` supports.
 pub(super) fn formats(target: Target) -> &'static [&'static str] {
-    if target == Target::Anthropic {
+    if target.anthropic_subset() {
         ANTHROPIC_FORMATS
     } else {
         OPENAI_FORMATS

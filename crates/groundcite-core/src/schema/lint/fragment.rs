@@ -1,7 +1,7 @@
 //! The wrapper around the schema: finding the schema in a bare schema or a
 //! request fragment (OpenAI's `response_format.json_schema` or `text.format`,
-//! Anthropic's `output_config.format`), and checking the wrapper's shape,
-//! family, `type`, `name` and `strict`.
+//! Anthropic's `output_config.format`, Bedrock's `outputConfig.textFormat`),
+//! and checking the wrapper's shape, family, `type`, `name` and `strict`.
 
 use serde_json::{Map, Value};
 
@@ -23,6 +23,34 @@ enum Container {
     AnthropicFormat,
 }
 
+/// The request shapes: which providers take which wrapper.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Family {
+    /// OpenAI and Azure: `response_format` / `text.format`.
+    OpenAi,
+    /// Anthropic: `output_config.format`.
+    Anthropic,
+    /// Bedrock Converse: `outputConfig.textFormat`.
+    Bedrock,
+}
+
+fn family(target: Target) -> Family {
+    match target {
+        Target::OpenAi | Target::Azure => Family::OpenAi,
+        Target::Anthropic => Family::Anthropic,
+        Target::Bedrock => Family::Bedrock,
+    }
+}
+
+impl Container {
+    fn family(self) -> Family {
+        match self {
+            Container::OpenAiJsonSchema | Container::OpenAiFormat => Family::OpenAi,
+            Container::AnthropicFormat => Family::Anthropic,
+        }
+    }
+}
+
 impl<'a> Linter<'a> {
     /// Finds the schema inside `doc` and checks the wrapper around it.
     pub(super) fn locate(&mut self, doc: &'a Value) -> Option<(&'a Value, String)> {
@@ -30,7 +58,7 @@ impl<'a> Linter<'a> {
             return Some((doc, String::new()));
         };
         if let Some(rf) = m.get("response_format") {
-            self.wrong_family("/response_format", false);
+            self.wrong_family("/response_format", Family::OpenAi);
             let Some(rfm) = rf.as_object() else {
                 self.shape(
                     "/response_format",
@@ -52,8 +80,19 @@ impl<'a> Linter<'a> {
                 Container::OpenAiJsonSchema,
             );
         }
+        if let Some(oc) = m.get("outputConfig") {
+            self.wrong_family("/outputConfig", Family::Bedrock);
+            let Some(tf) = oc.get("textFormat").and_then(Value::as_object) else {
+                self.shape(
+                    "/outputConfig",
+                    "outputConfig has no textFormat object".into(),
+                );
+                return None;
+            };
+            return self.text_format(tf, "/outputConfig/textFormat");
+        }
         if let Some(oc) = m.get("output_config") {
-            self.wrong_family("/output_config", true);
+            self.wrong_family("/output_config", Family::Anthropic);
             let Some(format) = oc.get("format").and_then(Value::as_object) else {
                 self.shape(
                     "/output_config",
@@ -63,8 +102,16 @@ impl<'a> Linter<'a> {
             };
             return self.container(format, "/output_config/format", Container::AnthropicFormat);
         }
+        if let Some(tf) = m
+            .get("textFormat")
+            .and_then(Value::as_object)
+            .filter(|f| f.contains_key("structure"))
+        {
+            self.wrong_family("/textFormat", Family::Bedrock);
+            return self.text_format(tf, "/textFormat");
+        }
         if let Some(js) = m.get("json_schema").and_then(Value::as_object) {
-            self.wrong_family("/json_schema", false);
+            self.wrong_family("/json_schema", Family::OpenAi);
             self.check_type_json_schema(m, "", self.openai_like() && m.contains_key("type"));
             return self.container(js, "/json_schema", Container::OpenAiJsonSchema);
         }
@@ -74,7 +121,7 @@ impl<'a> Linter<'a> {
             .and_then(Value::as_object)
             .filter(|f| f.contains_key("schema"))
         {
-            self.wrong_family("/text", false);
+            self.wrong_family("/text", Family::OpenAi);
             return self.container(format, "/text/format", Container::OpenAiFormat);
         }
         if let Some(format) = m
@@ -82,7 +129,7 @@ impl<'a> Linter<'a> {
             .and_then(Value::as_object)
             .filter(|f| f.contains_key("schema"))
         {
-            self.wrong_family("/format", true);
+            self.wrong_family("/format", Family::Anthropic);
             return self.container(format, "/format", Container::AnthropicFormat);
         }
         let looks_like_schema = [
@@ -98,9 +145,14 @@ impl<'a> Linter<'a> {
         ]
         .iter()
         .any(|k| m.contains_key(*k));
+        if !looks_like_schema && m.get("schema").is_some_and(Value::is_string) {
+            // Bedrock's jsonSchema definition: `{schema: "<JSON text>", name, description}`.
+            self.wrong_family("/schema", Family::Bedrock);
+            return self.json_schema_definition(m, "");
+        }
         if !looks_like_schema && m.get("schema").is_some_and(Value::is_object) {
             let openai_keys = m.contains_key("name") || m.contains_key("strict");
-            let kind = if self.target == Target::Anthropic && !openai_keys {
+            let kind = if self.target.anthropic_subset() && !openai_keys {
                 Container::AnthropicFormat
             } else if m.contains_key("type") {
                 Container::OpenAiFormat
@@ -112,6 +164,14 @@ impl<'a> Linter<'a> {
                     "",
                     "name and strict belong to OpenAI's json_schema; anthropic takes {type, schema} \
                      in output_config.format"
+                        .into(),
+                );
+            }
+            if self.target == Target::Bedrock {
+                self.shape(
+                    "/schema",
+                    "bedrock takes the schema as a JSON string in \
+                     outputConfig.textFormat.structure.jsonSchema.schema, not as an object"
                         .into(),
                 );
             }
@@ -130,22 +190,26 @@ impl<'a> Linter<'a> {
         });
     }
 
-    /// Reports a wrapper meant for the other provider family.
-    fn wrong_family(&mut self, ptr: &str, anthropic_shape: bool) {
+    /// Reports a wrapper meant for another provider family.
+    fn wrong_family(&mut self, ptr: &str, shape: Family) {
         let key = ptr.trim_start_matches('/');
-        let (message, provider_error) = match (self.target, anthropic_shape) {
-            (Target::Anthropic, false) => (
+        let (message, provider_error) = match family(self.target) {
+            f if f == shape => return,
+            Family::Anthropic => (
                 format!("anthropic takes the schema in output_config.format, not {key}"),
                 format!("400 invalid_request_error: {key}: Extra inputs are not permitted"),
             ),
-            (Target::OpenAi | Target::Azure, true) => (
+            Family::OpenAi => (
                 format!(
                     "{} takes the schema in response_format.json_schema, not {key}",
                     self.target
                 ),
                 format!("400 invalid_request_error: Unrecognized request argument supplied: {key}"),
             ),
-            _ => return,
+            Family::Bedrock => (
+                format!("bedrock takes the schema in outputConfig.textFormat, not {key}"),
+                format!("400 ValidationException: {key} is not a field of the Converse request"),
+            ),
         };
         self.out.push(Violation {
             pointer: ptr.to_string(),
@@ -153,6 +217,53 @@ impl<'a> Linter<'a> {
             message,
             provider_error,
         });
+    }
+
+    /// Bedrock's `textFormat`: `{type: "json_schema", structure: {jsonSchema: {schema, name, description}}}`.
+    fn text_format(
+        &mut self,
+        tf: &'a Map<String, Value>,
+        ptr: &str,
+    ) -> Option<(&'a Value, String)> {
+        if self.target == Target::Bedrock {
+            self.check_type_json_schema(tf, ptr, true);
+        }
+        let sp = child(ptr, "structure");
+        let Some(structure) = tf.get("structure").and_then(Value::as_object) else {
+            self.shape(ptr, "textFormat has no structure object".into());
+            return None;
+        };
+        let Some(js) = structure.get("jsonSchema").and_then(Value::as_object) else {
+            self.shape(&sp, "structure has no jsonSchema object".into());
+            return None;
+        };
+        self.json_schema_definition(js, &child(&sp, "jsonSchema"))
+    }
+
+    /// Bedrock's `jsonSchema` definition: the schema as a JSON string, which
+    /// [`lint`](super::lint) parses; pointers go on inside that text.
+    fn json_schema_definition(
+        &mut self,
+        js: &'a Map<String, Value>,
+        ptr: &str,
+    ) -> Option<(&'a Value, String)> {
+        let Some(schema) = js.get("schema") else {
+            self.shape(ptr, "no schema inside the wrapper".into());
+            return None;
+        };
+        let sp = child(ptr, "schema");
+        if schema.is_string() {
+            self.schema_text = true;
+        } else if self.target == Target::Bedrock {
+            self.shape(
+                &sp,
+                format!(
+                    "jsonSchema.schema is {}; bedrock takes the schema as a JSON string",
+                    kind_of(schema)
+                ),
+            );
+        }
+        Some((schema, sp))
     }
 
     fn check_type_json_schema(&mut self, m: &Map<String, Value>, ptr: &str, check: bool) {
@@ -172,7 +283,7 @@ impl<'a> Linter<'a> {
         ptr: &str,
         kind: Container,
     ) -> Option<(&'a Value, String)> {
-        let family_matches = (kind == Container::AnthropicFormat) != self.openai_like();
+        let family_matches = kind.family() == family(self.target);
         if family_matches {
             if kind != Container::OpenAiJsonSchema {
                 self.check_type_json_schema(c, ptr, true);
@@ -235,5 +346,17 @@ impl<'a> Linter<'a> {
                 provider_error: "no error: the request succeeds but the output may break the schema".into(),
             });
         }
+    }
+}
+
+/// What kind of JSON value `v` is, for messages.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }

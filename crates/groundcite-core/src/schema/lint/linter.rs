@@ -22,6 +22,9 @@ pub(super) struct Linter<'a> {
     pub(super) name: Option<String>,
     /// The schema root, against which `$ref`s resolve.
     pub(super) root: &'a Value,
+    /// The located schema is Bedrock's JSON text (`jsonSchema.schema`), to
+    /// be parsed before it is linted.
+    pub(super) schema_text: bool,
     pub(super) out: Vec<Violation>,
     pub(super) properties: usize,
     pub(super) enum_values: usize,

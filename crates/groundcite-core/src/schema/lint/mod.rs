@@ -6,7 +6,8 @@
 //!
 //! | rule | what |
 //! |---|---|
-//! | `fragment-shape` | wrapper is not the target's request shape (`response_format` vs `output_config`), or its `type` is not `json_schema` |
+//! | `fragment-shape` | wrapper is not the target's request shape (`response_format` vs `output_config` vs `outputConfig`), or its `type` is not `json_schema`, or Bedrock's schema is not a JSON string |
+//! | `schema-not-json` | Bedrock: the schema string is not JSON text |
 //! | `invalid-name` | OpenAI/Azure `json_schema.name` missing or not `^[A-Za-z0-9_-]{1,64}$` |
 //! | `not-strict` | OpenAI/Azure `strict` is not `true`: accepted, but not enforced |
 //! | `not-a-schema` | a subschema is not a JSON object (e.g. `true`) |
@@ -21,11 +22,16 @@
 //! | `array-missing-items` | OpenAI/Azure: array without `items` |
 //! | `ref-with-siblings` | OpenAI/Azure: `$ref` beside keywords other than `title`/`description` |
 //! | `external-ref` / `unresolvable-ref` | `$ref` outside the document, or to nothing |
-//! | `recursive-schema` | Anthropic: a `$ref` cycle |
-//! | `enum-complex-value` | Anthropic: object or array in an `enum` |
+//! | `recursive-schema` | Anthropic and Bedrock: a `$ref` cycle |
+//! | `enum-complex-value` | Anthropic and Bedrock: object or array in an `enum` |
 //! | `enum-too-long` | a string enum over the large-enum character limit |
 //! | `too-many-properties` / `too-deep` / `too-many-enum-values` / `too-many-characters` | size limits |
-//! | `too-many-optional` / `too-many-unions` | Anthropic per-request limits |
+//! | `too-many-optional` / `too-many-unions` | Anthropic (and Bedrock) per-request limits |
+//!
+//! Bedrock takes the schema as a JSON string
+//! (`outputConfig.textFormat.structure.jsonSchema.schema`): the lint parses
+//! it, and a pointer into it goes on past the string, into the JSON it holds
+//! (`…/jsonSchema/schema/properties/quote/minLength`).
 //!
 //! Counting: properties, enum values and characters are counted as written
 //! (each definition once, however often referenced: providers validate the
@@ -34,7 +40,8 @@
 //! `$ref`s and stopping at cycles. `provider_error` quotes the provider's
 //! wording where it is known (OpenAI's "In context=(…), '…' is not permitted",
 //! "N levels of nesting exceeds limit of M", "Expected at most N enum
-//! values…") and paraphrases it otherwise (Anthropic's is undocumented).
+//! values…") and paraphrases it otherwise (Anthropic's and Bedrock's are
+//! undocumented).
 
 use serde_json::Value;
 
@@ -59,16 +66,21 @@ use linter::Linter;
 
 /// Checks `doc` — a bare JSON schema or a whole request fragment
 /// (`{response_format: {json_schema: {schema}}}`, `{json_schema: …}`,
-/// `{text: {format: …}}`, `{output_config: {format: {schema}}}`, `{format: …}`)
-/// — against `target`'s strict subset and returns every violation, sorted by
-/// pointer. Never panics, whatever the JSON.
+/// `{text: {format: …}}`, `{output_config: {format: {schema}}}`, `{format: …}`,
+/// `{outputConfig: {textFormat: {structure: {jsonSchema: {schema}}}}}`,
+/// `{textFormat: …}`, `{schema: "<JSON text>", name}`) — against `target`'s
+/// strict subset and returns every violation, sorted by pointer. Never
+/// panics, whatever the JSON.
 pub fn lint(doc: &Value, target: Target) -> Vec<Violation> {
+    // Bedrock's schema arrives as JSON text; parsed here, it outlives the linter.
+    let parsed: Value;
     let mut linter = Linter {
         target,
         limits: target.limits(),
         base: String::new(),
         name: None,
         root: doc,
+        schema_text: false,
         out: Vec::new(),
         properties: 0,
         enum_values: 0,
@@ -78,8 +90,26 @@ pub fn lint(doc: &Value, target: Target) -> Vec<Violation> {
     };
     if let Some((schema, base)) = linter.locate(doc) {
         linter.base = base;
-        linter.root = schema;
-        linter.lint_schema(schema);
+        match schema {
+            Value::String(text) if linter.schema_text => {
+                match serde_json::from_str::<Value>(text) {
+                    Ok(v) => {
+                        parsed = v;
+                        linter.root = &parsed;
+                        linter.lint_schema(&parsed);
+                    }
+                    Err(e) => {
+                        let msg = format!("the schema string is not JSON text: {e}");
+                        let pe = linter.provider(None, "the schema is not valid JSON.");
+                        linter.report("", "schema-not-json", msg, pe);
+                    }
+                }
+            }
+            _ => {
+                linter.root = schema;
+                linter.lint_schema(schema);
+            }
+        }
     }
     let mut out = linter.out;
     out.sort();
@@ -129,7 +159,7 @@ impl<'a> Linter<'a> {
             }
         }
         self.walk(schema, "", 0);
-        if self.target == Target::Anthropic {
+        if self.target.anthropic_subset() {
             self.find_cycles();
         }
         self.check_depth();

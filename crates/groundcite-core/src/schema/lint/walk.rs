@@ -5,8 +5,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::schema::target::Target;
-
 use super::dialect;
 use super::linter::{Linter, MAX_WALK};
 use super::node::{child, is_object_schema, json_len};
@@ -64,7 +62,7 @@ impl<'a> Linter<'a> {
             }
         }
         let mut kinds = vec!["type", "anyOf", "$ref"];
-        if self.target == Target::Anthropic {
+        if self.target.anthropic_subset() {
             kinds.extend(["allOf", "enum", "const"]);
         }
         if !kinds.iter().any(|k| m.contains_key(*k)) {
@@ -229,11 +227,10 @@ impl<'a> Linter<'a> {
             let kp = child(ptr, key);
             if !self.allowed(key, at_root) {
                 let msg = format!("'{key}' is not in {}'s strict subset", self.target);
-                let pe = match self.target {
-                    Target::Anthropic => {
-                        self.provider(Some(ptr), &format!("'{key}' is not supported."))
-                    }
-                    _ => self.provider(Some(ptr), &format!("'{key}' is not permitted.")),
+                let pe = if self.target.anthropic_subset() {
+                    self.provider(Some(ptr), &format!("'{key}' is not supported."))
+                } else {
+                    self.provider(Some(ptr), &format!("'{key}' is not permitted."))
                 };
                 self.report(&kp, "unsupported-keyword", msg, pe);
                 continue;
@@ -256,10 +253,11 @@ impl<'a> Linter<'a> {
                     None => self.malformed(&kp, format!("format {val} is not a string")),
                 },
                 "pattern" => match val.as_str() {
-                    Some(p) if self.target == Target::Anthropic => {
+                    Some(p) if self.target.anthropic_subset() => {
                         if let Some(feature) = dialect::unsupported_regex_feature(p) {
                             let msg = format!(
-                                "pattern uses {feature}, which anthropic's regex support lacks"
+                                "pattern uses {feature}, which {}'s regex support lacks",
+                                self.target
                             );
                             let pe = self.provider(
                                 Some(ptr),
@@ -272,11 +270,11 @@ impl<'a> Linter<'a> {
                     None => self.malformed(&kp, format!("pattern {val} is not a string")),
                 },
                 "minItems"
-                    if self.target == Target::Anthropic
+                    if self.target.anthropic_subset()
                         && val != &Value::from(0)
                         && val != &Value::from(1) =>
                 {
-                    let msg = format!("minItems is {val}; anthropic supports only 0 and 1");
+                    let msg = format!("minItems is {val}; {} supports only 0 and 1", self.target);
                     let pe = self.provider(
                         Some(ptr),
                         "minItems values other than 0 or 1 are not supported.",
@@ -365,7 +363,7 @@ impl<'a> Linter<'a> {
         let mut len = 0;
         for (i, v) in values.iter().enumerate() {
             len += json_len(v);
-            if self.target == Target::Anthropic && (v.is_object() || v.is_array()) {
+            if self.target.anthropic_subset() && (v.is_object() || v.is_array()) {
                 let pe = self.provider(
                     Some(ptr),
                     "enum values must be strings, numbers, booleans or null.",

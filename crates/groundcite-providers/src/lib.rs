@@ -79,7 +79,10 @@ mod types;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicMode};
 #[cfg(feature = "bedrock")]
-pub use bedrock::{Bedrock, BedrockConfig, BedrockMode, StaticCredentials};
+pub use bedrock::{
+    Bedrock, BedrockConfig, BedrockMode, BedrockStructured, StaticCredentials,
+    native_structured_output,
+};
 pub use error::{ErrorKind, ProviderError};
 pub use generator::{BoxFuture, GenerationStream, Generator, Mode, StreamSender};
 pub use http::{DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, RetryPolicy};

@@ -14,18 +14,20 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use groundcite_core::native::{SourceLayout, bedrock};
-use groundcite_core::schema::Target;
+use groundcite_core::schema::{Target, request_fragment};
 use groundcite_core::{
     ChunkSet, ClaimPolicy, GroundedAnswer, MatchProfile, Provenance, verify_with,
 };
 use groundcite_providers::replay::{Cassette, ReplayServer};
 use groundcite_providers::{
-    Bedrock, BedrockConfig, BedrockMode, Generation, GenerationRequest, Generator, HttpConfig,
-    Mode, NativeSources, Output, ProviderError, RetryPolicy, SecretString, StaticCredentials,
+    Bedrock, BedrockConfig, BedrockMode, BedrockStructured, Generation, GenerationRequest,
+    Generator, HttpConfig, Mode, NativeSources, Output, ProviderError, RetryPolicy, SecretString,
+    StaticCredentials,
 };
 use serde_json::Value;
 
-const MODEL: &str = "anthropic.claude-3-5-sonnet-20240620-v1:0";
+/// The model of a cassette without `input.model`.
+const MODEL: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 const SECRET_KEY: &str = "FAKE-bedrock-secret-key-0001";
 const SESSION_TOKEN: &str = "FAKE-session-token-bedrock-0001";
 
@@ -58,7 +60,10 @@ fn generator(input: &Value, base: &str) -> Bedrock {
         "citations" => BedrockMode::Citations,
         other => panic!("unknown mode {other}"),
     };
-    let mut config = BedrockConfig::new(MODEL, mode);
+    let mut config = BedrockConfig::new(input["model"].as_str().unwrap_or(MODEL), mode);
+    if let Some(structured) = input["structured"].as_str() {
+        config.structured = structured.parse().unwrap();
+    }
     config.region = Some("us-east-1".into());
     config.endpoint_url = Some(base.parse().unwrap());
     config.credentials = Some(StaticCredentials {
@@ -78,6 +83,14 @@ fn generator(input: &Value, base: &str) -> Bedrock {
         ..HttpConfig::default()
     };
     Bedrock::new(config).unwrap()
+}
+
+/// Whether the cassette's generator uses native structured output.
+fn bedrock_config_native(input: &Value) -> bool {
+    let structured: BedrockStructured = input["structured"]
+        .as_str()
+        .map_or(BedrockStructured::Auto, |s| s.parse().unwrap());
+    structured.resolve(input["model"].as_str().unwrap_or(MODEL)) == BedrockStructured::Native
 }
 
 fn check_no_secret(what: &str, text: &str) {
@@ -132,7 +145,15 @@ async fn run_case(path: &Path) {
     let question = input["question"].as_str().unwrap();
     let mut request = match g.mode() {
         Mode::Structured(target) => {
-            assert_eq!(target, Target::Anthropic, "{ctx}");
+            // Native structured output checks Bedrock's subset; a tool's
+            // input schema is linted as Anthropic's.
+            let native = bedrock_config_native(input);
+            let want = if native {
+                Target::Bedrock
+            } else {
+                Target::Anthropic
+            };
+            assert_eq!(target, want, "{ctx}");
             GenerationRequest::grounded(&chunks, question, target)
         }
         Mode::NativeCitations => {
@@ -271,7 +292,46 @@ fn every_failure_case_is_recorded() {
         "citations_guardrail_intervened",
         "citations_truncation",
         "citations_malformed_response",
+        "native_success",
+        "native_streaming",
+        "native_truncation",
+        "native_not_an_object",
+        "tool_forced_on_native_model",
     ] {
         assert!(names.iter().any(|n| n == needed), "no {needed} case");
     }
+}
+
+/// The native request's `outputConfig` is, byte for byte, the fragment the
+/// core emits for Bedrock (`groundcite schema --target bedrock`) over the
+/// same chunks: the schema string included.
+#[test]
+fn native_request_carries_the_core_fragment_byte_for_byte() {
+    let body: Value = serde_json::from_str(
+        &std::fs::read_to_string(testdata().join("requests/converse_native.json")).unwrap(),
+    )
+    .unwrap();
+    let chunks: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(testdata().join("../chunks.json")).unwrap())
+            .unwrap();
+    let ids: Vec<String> = chunks
+        .iter()
+        .map(|c| c["chunk_id"].as_str().unwrap().to_string())
+        .collect();
+    let fragment = request_fragment(Target::Bedrock, Some(&ids));
+    assert_eq!(body["outputConfig"], fragment.value["outputConfig"]);
+    let pointer = "/outputConfig/textFormat/structure/jsonSchema/schema";
+    let sent = body.pointer(pointer).unwrap().as_str().unwrap();
+    let emitted = fragment.value.pointer(pointer).unwrap().as_str().unwrap();
+    assert_eq!(sent.as_bytes(), emitted.as_bytes());
+    // The schema is the one a tool-use request carries, as JSON text.
+    let tool: Value = serde_json::from_str(
+        &std::fs::read_to_string(testdata().join("requests/converse_tool.json")).unwrap(),
+    )
+    .unwrap();
+    let tool_schema = &tool["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"];
+    assert_eq!(&serde_json::from_str::<Value>(sent).unwrap(), tool_schema);
+    // No tool, no toolChoice: the answer is the text.
+    assert!(body.get("toolConfig").is_none());
+    assert!(groundcite_core::schema::lint(&fragment.value, Target::Bedrock).is_empty());
 }

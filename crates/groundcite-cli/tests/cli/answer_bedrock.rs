@@ -88,7 +88,8 @@ mod with_the_sdk {
     use groundcite_providers::replay::{Cassette, ReplayServer};
     use serde_json::{Value, json};
 
-    const MODEL: &str = "anthropic.claude-3-5-sonnet-20240620-v1:0";
+    /// A model for the cases that send nothing.
+    const MODEL: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
     const AWS_ENV: &[(&str, &str)] = &[
         ("AWS_ACCESS_KEY_ID", "AKIAFAKEBEDROCK0001"),
         ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
@@ -100,6 +101,11 @@ mod with_the_sdk {
         Cassette::load(&repo().join("testdata/providers/bedrock").join(name)).unwrap()
     }
 
+    /// The cassette's model (`input.model`).
+    fn model(c: &Cassette) -> &str {
+        c.input["model"].as_str().unwrap()
+    }
+
     fn run(c: &Cassette, provider: &str, extra: &[&str]) -> (Output, ReplayServer) {
         let server = ReplayServer::for_cassette(c).unwrap();
         let base = server.base_url();
@@ -107,7 +113,7 @@ mod with_the_sdk {
             "--provider",
             provider,
             "--model",
-            MODEL,
+            model(c),
             "--base-url",
             &base,
             "--max-retries",
@@ -130,12 +136,25 @@ mod with_the_sdk {
 
     #[test]
     fn tool_use_answer_is_verified() {
-        let (out, server) = run(&load("success.json"), "bedrock", &[]);
+        let cassette = load("success.json");
+        let (out, server) = run(&cassette, "bedrock", &[]);
         let c = contract(&out);
         no_problems(&server);
         assert_eq!(c["answerable"], true);
         assert_eq!(c["claims"].as_array().unwrap().len(), 2, "{c}");
-        assert_eq!(c["model"], MODEL);
+        assert_eq!(c["model"], model(&cassette));
+    }
+
+    #[test]
+    fn native_structured_output_is_verified() {
+        // Claude Sonnet 4.5 is on Bedrock's structured-output list: the
+        // default (auto) sends outputConfig.textFormat, no tool.
+        let cassette = load("native_success.json");
+        let (out, server) = run(&cassette, "bedrock", &[]);
+        let c = contract(&out);
+        no_problems(&server);
+        assert_eq!(c["claims"].as_array().unwrap().len(), 2, "{c}");
+        assert_eq!(c["model"], model(&cassette));
     }
 
     #[test]

@@ -1,11 +1,22 @@
 //! Amazon Bedrock Converse through the official AWS SDK
 //! (`aws-sdk-bedrockruntime`, feature `bedrock`), in two modes:
 //!
-//! - **tool use** ([`BedrockMode::ToolUse`], `--provider bedrock`): one tool
-//!   whose input schema is the strict schema of the request (the core's
-//!   `GroundedAnswer` schema in Anthropic's dialect, or a caller's own),
-//!   `strict: true` unless turned off, and `toolChoice` forcing that tool;
-//!   the tool's input is the structured output ([`Output::Json`](crate::Output::Json)).
+//! - **structured output** ([`BedrockMode::ToolUse`], `--provider bedrock`),
+//!   one of two ways ([`BedrockStructured`], `[bedrock] structured`):
+//!   - **native** (`native`, and `auto` for the models Bedrock lists as
+//!     supporting structured output, [`native_structured_output`]):
+//!     `outputConfig.textFormat` `{type: "json_schema", structure:
+//!     {jsonSchema: {schema, name}}}` with the strict schema of the request
+//!     as JSON text, byte for byte the core's
+//!     [`schema_text`](groundcite_core::schema::schema_text), checked
+//!     against [`Target::Bedrock`]; the model's text is the structured
+//!     output ([`Output::Json`](crate::Output::Json));
+//!   - **tool** (`tool`, and `auto` for every other model): one tool whose
+//!     input schema is the strict schema of the request (the core's
+//!     `GroundedAnswer` schema in Anthropic's dialect, or a caller's own),
+//!     `strict: true` unless turned off, and `toolChoice` forcing that tool
+//!     (documented for Anthropic Claude 3 and later and Amazon Nova); the
+//!     tool's input is the structured output.
 //! - **native citations** ([`BedrockMode::Citations`],
 //!   `--provider bedrock-citations`): one plain-text `document` block per
 //!   chunk with `citations: {enabled: true}`; the response goes raw
@@ -32,14 +43,15 @@
 //! `model_context_window_exceeded` → [`ErrorKind::Truncated`](crate::ErrorKind::Truncated) (R3);
 //! `content_filtered` or `guardrail_intervened` →
 //! [`ErrorKind::ContentFilter`](crate::ErrorKind::ContentFilter) (R4); `malformed_model_output`,
-//! `malformed_tool_use`, no call of the tool, or a tool input that is not a
-//! JSON object → [`ErrorKind::InvalidOutput`](crate::ErrorKind::InvalidOutput) (R3).
+//! `malformed_tool_use`, no call of the tool, a tool input or a native
+//! output that is not a JSON object → [`ErrorKind::InvalidOutput`](crate::ErrorKind::InvalidOutput) (R3).
 //!
-//! Streaming: in tool use, [`Generator::generate_stream`] calls
-//! ConverseStream and each `contentBlockDelta.toolUse.input` fragment is a
-//! delta as it arrives (so claims are verified as their JSON objects
-//! close); at the end the message is rebuilt in Converse's shape and
-//! classified like a whole response. Native citations have no claim objects
+//! Streaming: in structured output, [`Generator::generate_stream`] calls
+//! ConverseStream and each `contentBlockDelta.text` (native) or
+//! `contentBlockDelta.toolUse.input` (tool) fragment is a delta as it
+//! arrives (so claims are verified as their JSON objects close); at the end
+//! the message is rebuilt in Converse's shape and classified like a whole
+//! response. Native citations have no claim objects
 //! to stream: there it runs Converse and hands over the whole response.
 
 use groundcite_core::schema::Target;
@@ -56,11 +68,14 @@ mod request;
 mod response;
 
 pub use client::Bedrock;
-pub use config::{BEDROCK_REQUEST_ID_HEADER, BedrockConfig, BedrockMode, StaticCredentials};
+pub use config::{
+    BEDROCK_REQUEST_ID_HEADER, BedrockConfig, BedrockMode, BedrockStructured, StaticCredentials,
+    native_structured_output,
+};
 
 use config::provider_name;
 use request::ConverseParts;
-use response::{StreamPump, classify};
+use response::{Expect, StreamPump, classify};
 
 // The entry points of `Generator`: the parts (`request`) sent by the client
 // (`client`), and what came back read into a generation (`response`).
@@ -69,7 +84,7 @@ impl Bedrock {
         let (response, request_id, tool_name, timings) = self.send(request).await?;
         classify(
             self.provider(),
-            self.config.mode,
+            Expect::of(&self.config),
             tool_name.as_deref(),
             &self.config.model_id,
             response,
@@ -98,6 +113,7 @@ impl Bedrock {
         let (stream, sender) = GenerationStream::channel(self.provider());
         let pump = StreamPump {
             provider: self.provider(),
+            expect: Expect::of(&self.config),
             tool_name: parts.tool_name.clone(),
             model_id: self.config.model_id.clone(),
             request_id,
@@ -116,11 +132,14 @@ impl Generator for Bedrock {
     }
 
     fn mode(&self) -> Mode {
-        match self.config.mode {
-            // Bedrock documents no strict subset of its own; its tool-use
-            // models are led by Claude, whose subset is Anthropic's.
-            BedrockMode::ToolUse => Mode::Structured(Target::Anthropic),
-            BedrockMode::Citations => Mode::NativeCitations,
+        match (self.config.mode, self.config.structured_output()) {
+            // Bedrock's documented subset (Target::Bedrock): the schema goes
+            // out as outputConfig.textFormat's JSON text.
+            (BedrockMode::ToolUse, BedrockStructured::Native) => Mode::Structured(Target::Bedrock),
+            // A tool's input schema is a JSON object, validated (with
+            // strict) by the same rules; its models are led by Claude.
+            (BedrockMode::ToolUse, _) => Mode::Structured(Target::Anthropic),
+            (BedrockMode::Citations, _) => Mode::NativeCitations,
         }
     }
 

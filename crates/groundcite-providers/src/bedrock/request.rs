@@ -1,20 +1,22 @@
-//! Building the Converse request: the forced tool and its input schema
-//! (tool use), one document block per chunk (native citations), the user
-//! message, the system prompt and the inference settings.
+//! Building the Converse request: `outputConfig.textFormat` with the schema
+//! as JSON text (native structured output) or the forced tool and its input
+//! schema (tool use), one document block per chunk (native citations), the
+//! user message, the system prompt and the inference settings.
 
 use aws_sdk_bedrockruntime as sdk;
 use aws_smithy_types::Document;
 use sdk::types::{
     CitationsConfig, ContentBlock, ConversationRole, DocumentBlock, DocumentFormat, DocumentSource,
-    InferenceConfiguration, Message, SpecificToolChoice, SystemContentBlock, Tool, ToolChoice,
-    ToolConfiguration, ToolInputSchema, ToolSpecification,
+    InferenceConfiguration, JsonSchemaDefinition, Message, OutputConfig, OutputFormat,
+    OutputFormatStructure, OutputFormatType, SpecificToolChoice, SystemContentBlock, Tool,
+    ToolChoice, ToolConfiguration, ToolInputSchema, ToolSpecification,
 };
 use serde_json::Value;
 
 use crate::error::{ErrorKind, ProviderError};
 use crate::types::GenerationRequest;
 
-use super::config::{BedrockConfig, BedrockMode, provider_name};
+use super::config::{BedrockConfig, BedrockMode, BedrockStructured, provider_name};
 
 /// The tool's description (what the model reads about it).
 const TOOL_DESCRIPTION: &str = "Record the answer: whether the sources answer the question, and each claim with the chunk IDs and verbatim quotes that support it.";
@@ -25,6 +27,8 @@ pub(super) struct ConverseParts {
     pub(super) system: SystemContentBlock,
     pub(super) inference: InferenceConfiguration,
     pub(super) tool_config: Option<ToolConfiguration>,
+    /// Native structured output: `outputConfig.textFormat`.
+    pub(super) output_config: Option<OutputConfig>,
     pub(super) tool_name: Option<String>,
 }
 
@@ -44,8 +48,37 @@ impl ConverseParts {
         };
         let mut content = Vec::new();
         let mut tool_config = None;
+        let mut output_config = None;
         let mut tool_name = None;
         match config.mode {
+            BedrockMode::ToolUse if config.structured_output() == BedrockStructured::Native => {
+                let Some(schema) = &request.schema else {
+                    return Err(ProviderError::new(
+                        ErrorKind::Config,
+                        provider,
+                        "structured output needs a schema",
+                    ));
+                };
+                // The schema as JSON text, exactly as the core's Bedrock
+                // fragment carries it.
+                let definition = JsonSchemaDefinition::builder()
+                    .schema(groundcite_core::schema::schema_text(&schema.schema))
+                    .name(&schema.name)
+                    .build()
+                    .map_err(build)?;
+                output_config = Some(
+                    OutputConfig::builder()
+                        .text_format(
+                            OutputFormat::builder()
+                                .r#type(OutputFormatType::JsonSchema)
+                                .structure(OutputFormatStructure::JsonSchema(definition))
+                                .build()
+                                .map_err(build)?,
+                        )
+                        .build(),
+                );
+                content.push(ContentBlock::Text(request.user.clone()));
+            }
             BedrockMode::ToolUse => {
                 let Some(schema) = &request.schema else {
                     return Err(ProviderError::new(
@@ -130,6 +163,7 @@ impl ConverseParts {
             system: SystemContentBlock::Text(request.system.clone()),
             inference: inference.build(),
             tool_config,
+            output_config,
             tool_name,
         })
     }

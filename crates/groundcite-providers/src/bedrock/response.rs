@@ -1,7 +1,8 @@
 //! Reading a Converse response into a [`Generation`]: the whole response
-//! ([`classify`]: stop reasons, usage, the tool's input or the raw
-//! citations), and a ConverseStream response event by event
-//! ([`StreamPump`]), rebuilt in Converse's shape and classified the same.
+//! ([`classify`]: stop reasons, usage, the JSON text of native structured
+//! output, the tool's input or the raw citations), and a ConverseStream
+//! response event by event ([`StreamPump`]), rebuilt in Converse's shape and
+//! classified the same.
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -17,13 +18,38 @@ use crate::generator::StreamSender;
 use crate::types::{FinishReason, Generation, Output, Timings, Usage};
 
 use super::client::{Events, chain};
-use super::config::BedrockMode;
+use super::config::{BedrockConfig, BedrockMode, BedrockStructured};
 
-/// Reads a ConverseStream response: each fragment of the tool's input goes
-/// out as a delta as it arrives; at the end the message is rebuilt in
-/// Converse's shape and classified exactly like a whole response.
+/// Where the answer is in the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Expect {
+    /// Native structured output: the text blocks are the JSON.
+    Json,
+    /// Tool use: the forced tool's input is the JSON.
+    Tool,
+    /// Native citations: the whole response goes to the core's converter.
+    Citations,
+}
+
+impl Expect {
+    pub(super) fn of(config: &BedrockConfig) -> Expect {
+        match config.mode {
+            BedrockMode::Citations => Expect::Citations,
+            BedrockMode::ToolUse => match config.structured_output() {
+                BedrockStructured::Native => Expect::Json,
+                _ => Expect::Tool,
+            },
+        }
+    }
+}
+
+/// Reads a ConverseStream response: each fragment of the JSON (the text of
+/// native structured output, or the tool's input) goes out as a delta as it
+/// arrives; at the end the message is rebuilt in Converse's shape and
+/// classified exactly like a whole response.
 pub(super) struct StreamPump {
     pub(super) provider: &'static str,
+    pub(super) expect: Expect,
     pub(super) tool_name: Option<String>,
     pub(super) model_id: String,
     pub(super) request_id: Option<String>,
@@ -64,7 +90,17 @@ impl StreamPump {
                             return;
                         }
                     }
-                    Some(ContentBlockDelta::Text(t)) => text.push_str(t),
+                    Some(ContentBlockDelta::Text(t)) => {
+                        text.push_str(t);
+                        if self.expect == Expect::Json {
+                            if first_token.is_none() {
+                                first_token = Some(self.started.elapsed());
+                            }
+                            if sender.deltas.send(t.clone()).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
                     _ => {}
                 },
                 ConverseStreamOutput::MessageStop(e) => {
@@ -102,7 +138,7 @@ impl StreamPump {
                 }
                 classify(
                     self.provider,
-                    BedrockMode::ToolUse,
+                    self.expect,
                     self.tool_name.as_deref(),
                     &self.model_id,
                     response,
@@ -170,7 +206,7 @@ impl StreamPump {
 /// error.
 pub(super) fn classify(
     provider: &'static str,
-    mode: BedrockMode,
+    expect: Expect,
     tool_name: Option<&str>,
     model_id: &str,
     response: Value,
@@ -255,8 +291,25 @@ pub(super) fn classify(
             .pointer("/usage/outputTokens")
             .and_then(Value::as_u64),
     };
-    let output = match mode {
-        BedrockMode::ToolUse => {
+    let output = match expect {
+        Expect::Json => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(_)) => Output::Json(text),
+            Ok(_) => {
+                return Err(fail(
+                    ErrorKind::InvalidOutput,
+                    "the structured output is not a JSON object",
+                    Some(text),
+                ));
+            }
+            Err(e) => {
+                return Err(fail(
+                    ErrorKind::InvalidOutput,
+                    &format!("the structured output is not valid JSON: {e}"),
+                    Some(text),
+                ));
+            }
+        },
+        Expect::Tool => {
             let name = tool_name.unwrap_or(groundcite_core::schema::SCHEMA_NAME);
             let json = match tool_input {
                 None => {
@@ -295,7 +348,7 @@ pub(super) fn classify(
             };
             Output::Json(json)
         }
-        BedrockMode::Citations => {
+        Expect::Citations => {
             if response.pointer("/output/message/content").is_none() {
                 return Err(fail(
                     ErrorKind::InvalidOutput,
@@ -332,10 +385,10 @@ mod tests {
         }
     }
 
-    fn run(mode: BedrockMode, response: Value) -> Result<Generation, ProviderError> {
+    fn run(expect: Expect, response: Value) -> Result<Generation, ProviderError> {
         classify(
             "bedrock",
-            mode,
+            expect,
             Some("GroundedAnswer"),
             "m",
             response,
@@ -347,7 +400,7 @@ mod tests {
     #[test]
     fn tool_input_is_the_output() {
         let g = run(
-            BedrockMode::ToolUse,
+            Expect::Tool,
             json!({"output": {"message": {"role": "assistant", "content": [
                 {"toolUse": {"toolUseId": "t", "name": "GroundedAnswer", "input": {"answerable": false, "claims": []}}}
             ]}}, "stopReason": "tool_use", "usage": {"inputTokens": 3, "outputTokens": 4}}),
@@ -371,8 +424,33 @@ mod tests {
             ("malformed_tool_use", ErrorKind::InvalidOutput),
             ("end_turn", ErrorKind::InvalidOutput),
         ] {
-            let e = run(BedrockMode::ToolUse, body(stop)).unwrap_err();
+            let e = run(Expect::Tool, body(stop)).unwrap_err();
             assert_eq!(e.kind(), kind, "{stop}");
+        }
+    }
+
+    #[test]
+    fn native_text_is_the_output() {
+        let body = |text: &str, stop: &str| json!({"output": {"message": {"role": "assistant", "content": [{"text": text}]}}, "stopReason": stop});
+        let g = run(
+            Expect::Json,
+            body(r#"{"answerable":false,"claims":[]}"#, "end_turn"),
+        )
+        .unwrap();
+        assert_eq!(
+            g.output,
+            Output::Json(r#"{"answerable":false,"claims":[]}"#.into())
+        );
+        assert_eq!(g.finish_reason, Some(FinishReason::Stop));
+        for (text, stop, kind) in [
+            ("[1, 2]", "end_turn", ErrorKind::InvalidOutput),
+            (r#"{"answerable": tr"#, "end_turn", ErrorKind::InvalidOutput),
+            (r#"{"answerable": tr"#, "max_tokens", ErrorKind::Truncated),
+            ("I cannot help", "refusal", ErrorKind::Refusal),
+        ] {
+            let e = run(Expect::Json, body(text, stop)).unwrap_err();
+            assert_eq!(e.kind(), kind, "{text} {stop}");
+            assert_eq!(e.partial_output(), Some(text), "{text}");
         }
     }
 }

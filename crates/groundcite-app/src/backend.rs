@@ -420,7 +420,8 @@ impl<'a> Settings<'a> {
         provider: ProviderName,
         http: HttpConfig,
     ) -> Result<Box<dyn Generator>, SettingsError> {
-        use groundcite_providers::{Bedrock, BedrockConfig, BedrockMode};
+        use crate::values::BedrockStructuredOutput;
+        use groundcite_providers::{Bedrock, BedrockConfig, BedrockMode, BedrockStructured};
         let s = &self.file.bedrock;
         let model_id = self.model(provider).ok_or_else(|| {
             SettingsError::missing(
@@ -438,6 +439,13 @@ impl<'a> Settings<'a> {
         let mut config = BedrockConfig::new(model_id, mode);
         config.http = http;
         config.region = s.region.clone();
+        if let Some(structured) = s.structured {
+            config.structured = match structured {
+                BedrockStructuredOutput::Auto => BedrockStructured::Auto,
+                BedrockStructuredOutput::Native => BedrockStructured::Native,
+                BedrockStructuredOutput::Tool => BedrockStructured::Tool,
+            };
+        }
         if let Some(strict) = s.strict {
             config.strict_tool = strict;
         }

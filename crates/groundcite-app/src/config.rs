@@ -46,10 +46,11 @@
 //! stream_usage = true
 //!
 //! [bedrock]                   # bedrock, bedrock-citations (build feature `bedrock`)
-//! model_id = "anthropic.claude-3-5-sonnet-20240620-v1:0" # or an inference profile ID / ARN
+//! model_id = "us.anthropic.claude-sonnet-4-5-20250929-v1:0" # or a base model ID / ARN
 //! region = "us-east-1"        # default: the AWS SDK's chain (AWS_REGION, profile, IMDS)
 //! endpoint_url = "https://bedrock-runtime.us-east-1.amazonaws.com" # default: the SDK's
-//! strict = true               # toolSpec.strict (bedrock); false for models that reject it
+//! structured = "auto"         # bedrock: native outputConfig where the model supports it, else a forced tool; or "native", "tool"
+//! strict = true               # toolSpec.strict in tool use; default: whether the model supports structured output
 //!
 //! [answer]                    # `groundcite answer`
 //! schema = "my_schema.json"   # a caller's own schema instead of GroundedAnswer (as --schema)
@@ -90,8 +91,8 @@ use serde::Deserialize;
 use crate::env::Env;
 use crate::error::SettingsError;
 use crate::values::{
-    AzureApi, AzureAuth, ClaimTextMode, NativeSources, ProviderName, Quotes, ResponseFormat,
-    RetrievalMode, ServerKind, TokenLimit,
+    AzureApi, AzureAuth, BedrockStructuredOutput, ClaimTextMode, NativeSources, ProviderName,
+    Quotes, ResponseFormat, RetrievalMode, ServerKind, TokenLimit,
 };
 
 /// The file looked up in the working directory (and in the user
@@ -271,6 +272,8 @@ pub struct BedrockSection {
     pub region: Option<String>,
     /// Endpoint URL.
     pub endpoint_url: Option<String>,
+    /// Native structured output or a forced tool (`auto` by default).
+    pub structured: Option<BedrockStructuredOutput>,
     /// `toolSpec.strict`.
     pub strict: Option<bool>,
 }
@@ -432,6 +435,7 @@ mod tests {
         assert_eq!(c.openai_compatible.server, Some(ServerKind::Vllm));
         assert_eq!(c.openai_compatible.stream_usage, Some(true));
         assert_eq!(c.bedrock.strict, Some(true));
+        assert_eq!(c.bedrock.structured, Some(BedrockStructuredOutput::Auto));
         assert_eq!(c.answer.schema.as_deref(), Some("my_schema.json"));
         assert_eq!(c.local.quotes, Some(Quotes::Verbatim));
         assert_eq!(c.ask.gate, Some(GateMode::Evidence));

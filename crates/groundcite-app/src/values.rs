@@ -79,6 +79,19 @@ pub enum AzureApi {
     Versioned,
 }
 
+/// How `--provider bedrock` asks for structured output (`[bedrock] structured`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BedrockStructuredOutput {
+    /// Native for the models Bedrock lists as supporting structured output,
+    /// the forced tool for the others (the default).
+    Auto,
+    /// Converse `outputConfig.textFormat` (the schema as JSON text).
+    Native,
+    /// One tool forced by `toolChoice`.
+    Tool,
+}
+
 /// Which OpenAI-compatible server (each with its documented quirks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

@@ -68,7 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     ])?;
     let limits = GrammarLimits::default();
-    let schema = ResponseSchema::grounded_answer(Target::OpenAi, &chunks).schema;
+    let schema = ResponseSchema::grounded_answer(Target::OpenAi).schema;
     let json_only = schema_grammar(&schema);
     let free = grounded_grammar(chunks.chunks(), QuoteMode::Free, &limits);
     let verbatim = grounded_grammar(chunks.chunks(), QuoteMode::Verbatim, &limits);

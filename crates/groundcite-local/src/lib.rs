@@ -270,7 +270,7 @@ impl LocalGenerator {
         GenerationRequest {
             system: prompt::LOCAL_SYSTEM_PROMPT.to_string(),
             user: prompt::user_message(&shown, question),
-            schema: Some(ResponseSchema::grounded_answer(Target::OpenAi, chunks)),
+            schema: Some(ResponseSchema::grounded_answer(Target::OpenAi)),
             chunks: shown,
             native_sources: Default::default(),
             // Free and word quotes escape to a bound far above any real

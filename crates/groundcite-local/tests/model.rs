@@ -289,11 +289,10 @@ fn extractive_claims_stream_as_they_close() {
 #[test]
 fn a_schema_only_generation_is_closed_before_the_limit() {
     let g = generator();
-    let chunks = refunds();
     let request = GenerationRequest {
         system: "Answer with JSON. Explain refunds and shipping at length, in many claims.".into(),
         user: "Tell me everything about refunds, shipping, returns and payments.".into(),
-        schema: Some(ResponseSchema::grounded_answer(Target::OpenAi, &chunks)),
+        schema: Some(ResponseSchema::grounded_answer(Target::OpenAi)),
         chunks: Vec::new(),
         native_sources: Default::default(),
         max_tokens: 64,
@@ -320,11 +319,10 @@ fn a_schema_only_generation_is_closed_before_the_limit() {
 #[test]
 fn the_output_room_is_what_the_context_leaves_after_the_prompt() {
     let g = generator();
-    let chunks = refunds();
     let mut request = GenerationRequest {
         system: "Answer with JSON.".into(),
         user: "How long do refunds take?".into(),
-        schema: Some(ResponseSchema::grounded_answer(Target::OpenAi, &chunks)),
+        schema: Some(ResponseSchema::grounded_answer(Target::OpenAi)),
         chunks: Vec::new(),
         native_sources: Default::default(),
         max_tokens: 4096,

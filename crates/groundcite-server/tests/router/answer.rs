@@ -227,21 +227,36 @@ async fn warm_up_sends_the_exact_schema_and_tolerates_an_output_failure() {
     let seen = g.seen.lock().expect("lock").clone();
     assert_eq!(seen.len(), 1);
     assert!(seen[0].max_tokens <= 16);
-    // The same strict schema a real request over the same chunk carries.
-    let chunks = groundcite_core::ChunkSet::new(vec![groundcite_core::Chunk {
-        chunk_id: "warmup#1".into(),
-        content: String::new(),
-        source_title: None,
-        source_url: None,
-        page_number: None,
-        score: None,
-    }])
+    // Byte for byte the schema a real request carries, over any chunks: the
+    // schema does not depend on the request, so the provider's compiled
+    // grammar and cached prefix are the ones real requests use.
+    let chunks = groundcite_core::ChunkSet::new(vec![
+        groundcite_core::Chunk {
+            chunk_id: "refunds.md#chunk-2".into(),
+            content: "Refunds are available within 30 days.".into(),
+            source_title: None,
+            source_url: None,
+            page_number: None,
+            score: None,
+        },
+        groundcite_core::Chunk {
+            chunk_id: "shipping.md#chunk-1".into(),
+            content: "Express shipping costs $12.".into(),
+            source_title: None,
+            source_url: None,
+            page_number: None,
+            score: None,
+        },
+    ])
     .expect("chunks");
+    let real = b.request(&chunks, "How long do refunds take?").schema;
+    let warm = seen[0].schema.clone();
     assert_eq!(
-        seen[0].schema,
-        b.request(&chunks, "q").schema,
-        "the warm-up carries the backend's exact schema"
+        serde_json::to_string(&warm.as_ref().map(|s| &s.schema)).expect("json"),
+        serde_json::to_string(&real.as_ref().map(|s| &s.schema)).expect("json"),
+        "the warm-up carries a real request's exact schema"
     );
+    assert_eq!(warm, real);
     let (b, _) = backend(Script::Fail(ErrorKind::Truncated));
     assert!(groundcite_providers::pipeline::warm_up(&b).await.is_ok());
     let (b, _) = backend(Script::Fail(ErrorKind::Connection));

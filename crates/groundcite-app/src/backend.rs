@@ -177,6 +177,22 @@ impl<'a> Settings<'a> {
                 ..http.retry
             };
         }
+        let r = &self.file.resilience;
+        if let Some(p) = r.retry_budget_percent {
+            http.retry_budget.percent = p;
+        }
+        if let Some(n) = r.retry_budget_per_second {
+            http.retry_budget.min_per_second = n;
+        }
+        if let Some(n) = r.retry_budget_max {
+            http.retry_budget.max_tokens = n;
+        }
+        if let Some(n) = r.breaker_failures {
+            http.breaker.failure_threshold = n;
+        }
+        if let Some(t) = r.breaker_cool_down_secs {
+            http.breaker.cool_down = secs("[resilience] breaker_cool_down_secs", t)?;
+        }
         Ok(http)
     }
 

@@ -18,6 +18,13 @@
 //! connect_timeout_secs = 10
 //! max_retries = 3             # 429, 5xx and connection failures
 //!
+//! [resilience]                # the retry budget and circuit breaker (docs/providers.md)
+//! retry_budget_percent = 10   # retries earned per 100 requests
+//! retry_budget_per_second = 1 # retries earned per second regardless of traffic
+//! retry_budget_max = 10       # most retries saved up
+//! breaker_failures = 5        # consecutive provider failures that open the breaker (0: off)
+//! breaker_cool_down_secs = 10 # how long it stays open before one probe
+//!
 //! [openai]
 //! base_url = "https://api.openai.com/v1"
 //! model = "gpt-4o-2024-08-06"
@@ -146,6 +153,25 @@ pub struct FileConfig {
     /// `[serve]`.
     #[serde(default)]
     pub serve: ServeSection,
+    /// `[resilience]`.
+    #[serde(default)]
+    pub resilience: ResilienceSection,
+}
+
+/// `[resilience]`: the provider client's retry budget and circuit breaker.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResilienceSection {
+    /// Retries earned per 100 first attempts.
+    pub retry_budget_percent: Option<u32>,
+    /// Retries earned per second regardless of traffic.
+    pub retry_budget_per_second: Option<u32>,
+    /// Most retries saved up.
+    pub retry_budget_max: Option<u32>,
+    /// Consecutive provider failures that open the breaker (0: off).
+    pub breaker_failures: Option<u32>,
+    /// Seconds the breaker stays open before one probe.
+    pub breaker_cool_down_secs: Option<f64>,
 }
 
 /// `[serve]`: the HTTP service.

@@ -395,3 +395,31 @@ fn azure_route_is_chosen_by_the_setting_only() {
             .ends_with("max_completion_tokens ([azure] token_limit_field)")
     );
 }
+
+#[test]
+fn resilience_settings_come_from_the_file_and_default_otherwise() {
+    let none = ProviderFlags::default();
+    let empty = MapEnv::default();
+    let f = file(
+        "[resilience]\nretry_budget_percent = 20\nretry_budget_per_second = 2\nretry_budget_max = 4\nbreaker_failures = 0\nbreaker_cool_down_secs = 2.5\n",
+    );
+    let http = Settings::new(&none, &f, &empty).http_config().unwrap();
+    assert_eq!(http.retry_budget.percent, 20);
+    assert_eq!(http.retry_budget.min_per_second, 2);
+    assert_eq!(http.retry_budget.max_tokens, 4);
+    assert_eq!(http.breaker.failure_threshold, 0);
+    assert_eq!(
+        http.breaker.cool_down,
+        std::time::Duration::from_millis(2500)
+    );
+    let default = FileConfig::default();
+    let http = Settings::new(&none, &default, &empty)
+        .http_config()
+        .unwrap();
+    assert_eq!(
+        http.retry_budget,
+        groundcite_providers::resilience::RetryBudget::default()
+    );
+    let bad = file("[resilience]\nbreaker_cool_down_secs = -1\n");
+    assert!(Settings::new(&none, &bad, &empty).http_config().is_err());
+}

@@ -340,6 +340,17 @@ impl<'a> Settings<'a> {
         }
         let generator: Arc<dyn Generator> = Arc::from(self.generator(provider)?);
         Ok(match generator.mode() {
+            // Hosted providers get one schema per target (cached, warmed);
+            // OpenAI-compatible servers, usually small local models that
+            // invent IDs without it, get chunk_id as an enum of the
+            // request's IDs (docs/providers.md, "One schema per target").
+            Mode::Structured(target) if provider == ProviderName::OpenaiCompatible => {
+                Backend::new(generator, move |chunks, question| {
+                    limits(GenerationRequest::grounded_restricted(
+                        chunks, question, target,
+                    ))
+                })
+            }
             Mode::Structured(target) => Backend::new(generator, move |chunks, question| {
                 limits(GenerationRequest::grounded(chunks, question, target))
             }),

@@ -24,7 +24,21 @@ impl ResponseSchema {
     /// use, and the verifier drops any ID that was not retrieved, as it
     /// always does. Measured in docs/providers.md ("One schema per target").
     pub fn grounded_answer(target: Target) -> ResponseSchema {
-        let fragment = schema::request_fragment(target, None);
+        Self::from_fragment(target, None)
+    }
+
+    /// The strict `GroundedAnswer` schema with `chunk_id` an enum of the
+    /// request's chunk IDs where the target's limits allow it: a new schema
+    /// per request, for small models behind OpenAI-compatible servers, which
+    /// compile a grammar per request anyway and invent IDs without the enum
+    /// (docs/providers.md, "One schema per target").
+    pub fn grounded_answer_restricted(target: Target, chunks: &ChunkSet) -> ResponseSchema {
+        let ids: Vec<String> = chunks.chunks().iter().map(|c| c.chunk_id.clone()).collect();
+        Self::from_fragment(target, Some(&ids))
+    }
+
+    fn from_fragment(target: Target, ids: Option<&[String]>) -> ResponseSchema {
+        let fragment = schema::request_fragment(target, ids);
         let pointer = match target {
             Target::OpenAi | Target::Azure => "/response_format/json_schema/schema",
             Target::Anthropic => "/output_config/format/schema",
@@ -302,6 +316,19 @@ impl GenerationRequest {
             candidates: Vec::new(),
             form: AnswerForm::Grounded,
             min_p_answerable: None,
+        }
+    }
+
+    /// [`GenerationRequest::grounded`] with `chunk_id` restricted to the
+    /// chunks' IDs ([`ResponseSchema::grounded_answer_restricted`]).
+    pub fn grounded_restricted(
+        chunks: &ChunkSet,
+        question: &str,
+        target: Target,
+    ) -> GenerationRequest {
+        GenerationRequest {
+            schema: Some(ResponseSchema::grounded_answer_restricted(target, chunks)),
+            ..GenerationRequest::grounded(chunks, question, target)
         }
     }
 

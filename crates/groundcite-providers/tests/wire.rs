@@ -281,6 +281,11 @@ async fn run_case(provider: &str, path: &Path) {
     let chunks = ChunkSet::new(serde_json::from_str(&chunks_text).unwrap()).unwrap();
     let question = input["question"].as_str().unwrap();
     let mut request = match g.mode() {
+        // As groundcite-app builds them: OpenAI-compatible servers get the
+        // chunk-ID enum, hosted providers one schema per target.
+        Mode::Structured(target) if provider == "openai-compatible" => {
+            GenerationRequest::grounded_restricted(&chunks, question, target)
+        }
         Mode::Structured(target) => GenerationRequest::grounded(&chunks, question, target),
         Mode::NativeCitations => GenerationRequest::native(
             &chunks,

@@ -181,6 +181,24 @@ pub struct Warning {
     pub message: String,
 }
 
+/// A warning about `claim_index` / `citation_index` / `chunk_id` (each when
+/// known): the one constructor the verifier's modules share.
+pub(crate) fn warning(
+    code: WarningCode,
+    claim_index: Option<usize>,
+    citation_index: Option<usize>,
+    chunk_id: Option<&str>,
+    message: String,
+) -> Warning {
+    Warning {
+        code,
+        claim_index,
+        citation_index,
+        chunk_id: chunk_id.map(str::to_string),
+        message,
+    }
+}
+
 /// Stable warning codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::contract::{Warning, WarningCode};
+use crate::contract::Warning;
 
 /// How many characters of the answer a [`CitationFormatError`] shows.
 pub const HEAD_CHARS: usize = 120;
@@ -133,18 +133,4 @@ pub struct ParsedProse {
     pub resolved: usize,
 }
 
-pub(super) fn warning(
-    code: WarningCode,
-    claim_index: Option<usize>,
-    citation_index: Option<usize>,
-    chunk_id: Option<&str>,
-    message: String,
-) -> Warning {
-    Warning {
-        code,
-        claim_index,
-        citation_index,
-        chunk_id: chunk_id.map(str::to_string),
-        message,
-    }
-}
+pub(super) use crate::contract::warning;

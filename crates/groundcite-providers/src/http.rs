@@ -545,6 +545,14 @@ pub(crate) fn jitter(max: Duration) -> Duration {
     max.mul_f64(r)
 }
 
+/// `base` with `path` appended (one slash between them).
+pub(crate) fn join(base: &url::Url, path: &str) -> Result<url::Url, String> {
+    let mut s = base.as_str().trim_end_matches('/').to_string();
+    s.push('/');
+    s.push_str(path.trim_start_matches('/'));
+    url::Url::parse(&s).map_err(|e| format!("{e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

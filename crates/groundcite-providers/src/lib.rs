@@ -17,9 +17,10 @@
 //!   statuses, timeouts, connection failures, credentials; the raw body,
 //!   status, request ID and `Retry-After` are kept.
 //! - Adapters: [`ChatCompletions`] (OpenAI, OpenAI-compatible servers with
-//!   [`Quirks`], and Azure OpenAI through [`azure::azure_openai`]) and
-//!   [`Anthropic`] (structured or native citations); with the `bedrock`
-//!   feature, `Bedrock` (Amazon Bedrock Converse through the official AWS
+//!   [`Quirks`], and Azure OpenAI through [`azure::azure_openai`]),
+//!   [`Responses`] (OpenAI's Responses API, structured output through
+//!   `text.format`) and [`Anthropic`] (structured or native citations);
+//!   with the `bedrock` feature, `Bedrock` (Amazon Bedrock Converse through the official AWS
 //!   SDK: tool use or native document citations, module `bedrock`).
 //! - [`SecretString`]: keys and tokens redacted from every `Debug`/`Display`;
 //!   [`env`](mod@env): every environment variable read, in one place.
@@ -73,6 +74,7 @@ mod openai;
 pub mod pipeline;
 pub mod replay;
 pub mod resilience;
+mod responses;
 mod secret;
 mod sse;
 mod types;
@@ -92,6 +94,7 @@ pub use openai::{
 };
 pub use pipeline::{AnswerError, AnswerSettings, Answered, Backend, answer};
 pub use resilience::{BreakerPolicy, BreakerState, ProviderHealth, RetryBudget};
+pub use responses::Responses;
 pub use secret::{SecretString, redact_endpoint_url};
 pub use types::{
     CustomSchemaError, DEFAULT_MAX_TOKENS, FinishReason, Generation, GenerationRequest,

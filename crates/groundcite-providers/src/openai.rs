@@ -17,6 +17,7 @@ use url::Url;
 use crate::credential::TokenProvider;
 use crate::error::{ErrorKind, ProviderError};
 use crate::generator::{BoxFuture, GenerationStream, Generator, Mode, StreamDecoder, StreamMeta};
+pub(crate) use crate::http::join;
 use crate::http::{Http, HttpConfig, read_body};
 use crate::secret::SecretString;
 use crate::sse::SseEvent;
@@ -189,14 +190,6 @@ struct Setup<'a> {
     target: Target,
     request_id_headers: &'static [&'static str],
     http: HttpConfig,
-}
-
-/// `base` with `path` appended (one slash between them).
-pub(crate) fn join(base: &Url, path: &str) -> Result<Url, String> {
-    let mut s = base.as_str().trim_end_matches('/').to_string();
-    s.push('/');
-    s.push_str(path.trim_start_matches('/'));
-    Url::parse(&s).map_err(|e| format!("{e}"))
 }
 
 /// Parses a base URL setting.

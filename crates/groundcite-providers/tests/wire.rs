@@ -19,7 +19,7 @@ use groundcite_providers::replay::{Cassette, ReplayServer};
 use groundcite_providers::{
     Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_RESPONSE_BYTES,
     Generation, GenerationRequest, Generator, HttpConfig, Mode, NativeSources, Output,
-    ProviderError, RetryPolicy, SecretString, TokenLimitField,
+    ProviderError, Responses, RetryPolicy, SecretString, TokenLimitField,
 };
 use serde_json::Value;
 
@@ -79,6 +79,15 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
     match provider {
         "openai" => Box::new(
             ChatCompletions::openai(
+                url("/v1"),
+                SecretString::new("sk-test-FAKE-openai-0001"),
+                s("model").unwrap_or_else(|| "gpt-4o-2024-08-06".into()),
+                http(input),
+            )
+            .unwrap(),
+        ),
+        "openai-responses" => Box::new(
+            Responses::openai(
                 url("/v1"),
                 SecretString::new("sk-test-FAKE-openai-0001"),
                 s("model").unwrap_or_else(|| "gpt-4o-2024-08-06".into()),
@@ -420,6 +429,11 @@ async fn openai() {
 }
 
 #[tokio::test]
+async fn openai_responses() {
+    run_provider("openai-responses").await;
+}
+
+#[tokio::test]
 async fn azure() {
     run_provider("azure").await;
 }
@@ -443,6 +457,7 @@ async fn openai_compatible() {
 fn every_provider_has_the_failure_cases() {
     for provider in [
         "openai",
+        "openai-responses",
         "azure",
         "anthropic",
         "anthropic-citations",

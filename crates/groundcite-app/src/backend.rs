@@ -14,7 +14,8 @@ use groundcite_providers::pipeline::Backend;
 use groundcite_providers::{
     Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_TOKENS, GenerationRequest,
     Generator, HttpConfig, Mode, Quirks, REASONING_DEFAULT_MAX_TOKENS, ResponseFormatShape,
-    ResponseSchema, RetryPolicy, SERVER_CHOOSES_MAX_TOKENS, TokenLimitField, env, parse_base_url,
+    ResponseSchema, Responses, RetryPolicy, SERVER_CHOOSES_MAX_TOKENS, TokenLimitField, env,
+    parse_base_url,
 };
 
 use crate::config::FileConfig;
@@ -79,7 +80,7 @@ impl<'a> Settings<'a> {
             return <ProviderName as clap::ValueEnum>::from_str(name.trim(), false).map_err(|_| {
                 SettingsError::invalid(
                     PROVIDER_ENV,
-                    format!("unknown provider {name:?}; expected local, azure, openai, anthropic, anthropic-citations, bedrock, bedrock-citations or openai-compatible"),
+                    format!("unknown provider {name:?}; expected local, azure, openai, openai-responses, anthropic, anthropic-citations, bedrock, bedrock-citations or openai-compatible"),
                 )
             });
         }
@@ -102,7 +103,9 @@ impl<'a> Settings<'a> {
         let f = self.file;
         let (var, file) = match provider {
             ProviderName::Local => return None,
-            ProviderName::Openai => (env::OPENAI_MODEL, f.openai.model.as_ref()),
+            ProviderName::Openai | ProviderName::OpenaiResponses => {
+                (env::OPENAI_MODEL, f.openai.model.as_ref())
+            }
             ProviderName::OpenaiCompatible => (
                 env::GROUNDCITE_COMPAT_MODEL,
                 f.openai_compatible.model.as_ref(),
@@ -126,7 +129,9 @@ impl<'a> Settings<'a> {
         let flag = self.flags.base_url.as_ref();
         match provider {
             ProviderName::Local => None,
-            ProviderName::Openai => pick(e, flag, env::OPENAI_BASE_URL, f.openai.base_url.as_ref()),
+            ProviderName::Openai | ProviderName::OpenaiResponses => {
+                pick(e, flag, env::OPENAI_BASE_URL, f.openai.base_url.as_ref())
+            }
             ProviderName::OpenaiCompatible => pick(
                 e,
                 flag,
@@ -203,7 +208,7 @@ impl<'a> Settings<'a> {
         match provider {
             ProviderName::Local => self.local().map(|l| boxed_local(&l)),
             ProviderName::Bedrock | ProviderName::BedrockCitations => self.bedrock(provider, http),
-            ProviderName::Openai => {
+            ProviderName::Openai | ProviderName::OpenaiResponses => {
                 let base = self
                     .base_url(provider)
                     .unwrap_or_else(|| groundcite_providers::OPENAI_BASE_URL.to_string());
@@ -223,6 +228,10 @@ impl<'a> Settings<'a> {
                         None,
                     )
                 })?;
+                if provider == ProviderName::OpenaiResponses {
+                    let base = parse_base_url("openai-responses", &base)?;
+                    return Ok(Box::new(Responses::openai(base, key, model, http)?));
+                }
                 let base = parse_base_url("openai", &base)?;
                 Ok(Box::new(ChatCompletions::openai(base, key, model, http)?))
             }
@@ -794,9 +803,10 @@ fn local_request(
 /// keeps the request's own (the embedded model: the longest output its
 /// grammar allows, so the limit never cuts an answer).
 ///
-/// - `openai`, `azure`: [`REASONING_DEFAULT_MAX_TOKENS`] (16,384):
-///   reasoning models (o-series, gpt-5) count their hidden reasoning tokens
-///   in `max_completion_tokens` and need room beyond the answer.
+/// - `openai`, `openai-responses`, `azure`: [`REASONING_DEFAULT_MAX_TOKENS`]
+///   (16,384): reasoning models (o-series, gpt-5) count their hidden
+///   reasoning tokens in `max_completion_tokens` (`max_output_tokens`) and
+///   need room beyond the answer.
 /// - `openai-compatible`: none sent ([`SERVER_CHOOSES_MAX_TOKENS`]): the
 ///   server allows what its context leaves after the prompt (vLLM,
 ///   llama.cpp, Ollama, `groundcite serve`), where a fixed limit is too
@@ -807,7 +817,9 @@ fn local_request(
 pub fn default_max_tokens(provider: ProviderName) -> Option<u32> {
     match provider {
         ProviderName::Local => None,
-        ProviderName::Openai | ProviderName::Azure => Some(REASONING_DEFAULT_MAX_TOKENS),
+        ProviderName::Openai | ProviderName::OpenaiResponses | ProviderName::Azure => {
+            Some(REASONING_DEFAULT_MAX_TOKENS)
+        }
         ProviderName::OpenaiCompatible => Some(SERVER_CHOOSES_MAX_TOKENS),
         ProviderName::Anthropic
         | ProviderName::AnthropicCitations

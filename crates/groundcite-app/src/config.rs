@@ -11,7 +11,7 @@
 //! that holds one is rejected, so a key cannot end up in version control.
 //!
 //! ```toml
-//! provider = "azure"          # local (default) | azure | openai | anthropic | anthropic-citations | bedrock | bedrock-citations | openai-compatible
+//! provider = "azure"          # local (default) | azure | openai | openai-responses | anthropic | anthropic-citations | bedrock | bedrock-citations | openai-compatible
 //! max_tokens = 4096           # default: the provider's (docs/providers.md)
 //! temperature = 0.0
 //! timeout_secs = 120          # one attempt, body included

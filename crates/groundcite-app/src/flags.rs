@@ -30,8 +30,8 @@ pub struct ProviderFlags {
     /// the user configuration directory).
     #[arg(long, value_name = "FILE", env = "GROUNDCITE_CONFIG")]
     pub config: Option<String>,
-    /// Output token limit (default: 16384 for openai and azure, whose
-    /// reasoning models count reasoning tokens in it; none sent to an
+    /// Output token limit (default: 16384 for openai, openai-responses and
+    /// azure, whose reasoning models count reasoning tokens in it; none sent to an
     /// openai-compatible server, which then allows what its context leaves;
     /// 4096 for anthropic and bedrock; the local model's own grammar bound).
     #[arg(long, value_name = "N")]

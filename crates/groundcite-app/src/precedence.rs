@@ -95,6 +95,7 @@ fn model_and_base_url_are_flag_then_provider_env_then_file() {
     let empty = MapEnv::default();
     let cases = [
         (ProviderName::Openai, "env-model", "file-model"),
+        (ProviderName::OpenaiResponses, "env-model", "file-model"),
         (ProviderName::Anthropic, "env-claude", "file-claude"),
         (
             ProviderName::AnthropicCitations,
@@ -144,6 +145,15 @@ fn model_and_base_url_are_flag_then_provider_env_then_file() {
         url(&none, &empty, ProviderName::Openai).as_deref(),
         Some("http://file.invalid/v1")
     );
+    // openai-responses shares the OpenAI settings.
+    assert_eq!(
+        url(&none, &env, ProviderName::OpenaiResponses).as_deref(),
+        Some("http://env.invalid/v1")
+    );
+    assert_eq!(
+        url(&none, &empty, ProviderName::OpenaiResponses).as_deref(),
+        Some("http://file.invalid/v1")
+    );
     // Azure: AOAI_ENDPOINT (the seed's name) before AZURE_OPENAI_ENDPOINT.
     assert_eq!(
         url(&none, &env, ProviderName::Azure).as_deref(),
@@ -189,6 +199,21 @@ fn secrets_come_from_the_environment_and_missing_ones_say_how_to_set_them() {
         .generator(ProviderName::Openai)
         .expect("built");
     assert_eq!(g.provider(), "openai");
+    let e = Settings::new(&none, &f, &empty)
+        .generator(ProviderName::OpenaiResponses)
+        .expect_err("no key");
+    assert_eq!(
+        e.to_string(),
+        "settings: The OpenAI API key is not set: set OPENAI_API_KEY."
+    );
+    let g = Settings::new(&none, &f, &env)
+        .generator(ProviderName::OpenaiResponses)
+        .expect("built");
+    assert_eq!(g.provider(), "openai-responses");
+    assert_eq!(
+        crate::backend::default_max_tokens(ProviderName::OpenaiResponses),
+        crate::backend::default_max_tokens(ProviderName::Openai)
+    );
     // The resolver's Debug never shows the environment.
     let dbg = format!("{:?}", Settings::new(&none, &f, &env));
     assert!(!dbg.contains("sk-test"), "{dbg}");

@@ -13,6 +13,8 @@ pub enum ProviderName {
     Azure,
     /// OpenAI (structured outputs).
     Openai,
+    /// OpenAI's Responses API (structured outputs through `text.format`).
+    OpenaiResponses,
     /// Anthropic (structured outputs, `output_config.format`).
     Anthropic,
     /// Anthropic native citations (one document per chunk).
@@ -34,6 +36,7 @@ impl ProviderName {
             ProviderName::Local => "local",
             ProviderName::Azure => "azure",
             ProviderName::Openai => "openai",
+            ProviderName::OpenaiResponses => "openai-responses",
             ProviderName::Anthropic => "anthropic",
             ProviderName::AnthropicCitations => "anthropic-citations",
             ProviderName::OpenaiCompatible => "openai-compatible",

@@ -155,6 +155,57 @@ fn streamed_claims_come_before_the_contract() {
     assert_eq!(c["claims"][1], lines[1]["claim"]);
 }
 
+/// `--provider openai-responses`: OpenAI's Responses API, the OpenAI
+/// settings (key, base URL, model), whole and streamed, and its refusal,
+/// truncation and content-filter outcomes as contracts.
+#[test]
+fn answer_through_openai_responses() {
+    let args = |base: &str| {
+        let mut a = openai_args(base);
+        a[1] = "openai-responses".into();
+        a
+    };
+    let (_, server) = cassette("openai-responses/success.json");
+    let out = answer(
+        &workdir("responses"),
+        OPENAI_ENV,
+        &strs(&args(&server.base_url())),
+    );
+    let c = contract(&out);
+    no_problems(&server);
+    assert_eq!(c["answerable"], true);
+    assert_eq!(c["claims"].as_array().unwrap().len(), 2);
+    assert_eq!(c["model"], "gpt-4o-2024-08-06");
+
+    let (_, server) = cassette("openai-responses/streaming.json");
+    let mut a = args(&server.base_url());
+    a.push("--stream".into());
+    let out = answer(&workdir("responses-stream"), OPENAI_ENV, &strs(&a));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    no_problems(&server);
+    let text = stdout(&out);
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["claims"].as_array().unwrap().len(), 2, "{text}");
+
+    for (case, code) in [
+        ("openai-responses/refusal.json", "R4"),
+        ("openai-responses/content_filter.json", "R4"),
+        ("openai-responses/truncation.json", "R3"),
+    ] {
+        let (_, server) = cassette(case);
+        let out = answer(
+            &workdir("responses-refusals"),
+            OPENAI_ENV,
+            &strs(&args(&server.base_url())),
+        );
+        no_problems(&server);
+        assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(v["refusal"]["code"], code, "{case}: {v}");
+        assert_eq!(v["answerable"], false);
+    }
+}
+
 #[test]
 fn refusal_truncation_and_invalid_output_are_contracts() {
     for (case, code) in [

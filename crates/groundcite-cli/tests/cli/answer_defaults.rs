@@ -4,7 +4,8 @@
 //! defaults to (the recordings themselves set `--max-tokens 1024`).
 //!
 //! - `openai`, `azure`: `max_completion_tokens: 16384` (reasoning models
-//!   count their reasoning tokens in it);
+//!   count their reasoning tokens in it); `openai-responses`:
+//!   `max_output_tokens: 16384`, for the same reason;
 //! - `openai-compatible`: no limit at all (the server allows what its
 //!   context leaves);
 //! - `anthropic`: `max_tokens: 4096` (the API requires one).
@@ -93,6 +94,22 @@ fn openai_defaults_to_16384_completion_tokens() {
         Some(16_384),
         &[("OPENAI_API_KEY", "sk-test-FAKE-openai-0001")],
         &["--provider", "openai", "--model", "gpt-4o-2024-08-06"],
+    );
+}
+
+#[test]
+fn openai_responses_defaults_to_16384_output_tokens() {
+    answers_with_the_default(
+        "openai-responses/success.json",
+        "max_output_tokens",
+        Some(16_384),
+        &[("OPENAI_API_KEY", "sk-test-FAKE-openai-0001")],
+        &[
+            "--provider",
+            "openai-responses",
+            "--model",
+            "gpt-4o-2024-08-06",
+        ],
     );
 }
 

@@ -359,23 +359,8 @@ fn classify(
             .and_then(Value::as_u64),
     };
     let output = match mode {
-        AnthropicMode::Structured => {
-            if text.trim().is_empty() {
-                return Err(fail(
-                    ErrorKind::InvalidOutput,
-                    "the model returned no output",
-                    None,
-                ));
-            }
-            if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
-                return Err(fail(
-                    ErrorKind::InvalidOutput,
-                    &format!("the output is not valid JSON: {e}"),
-                    Some(text),
-                ));
-            }
-            Output::Json(text)
-        }
+        AnthropicMode::Structured => Output::json(text)
+            .map_err(|(why, partial)| fail(ErrorKind::InvalidOutput, &why, partial))?,
         AnthropicMode::Citations => Output::AnthropicCitations(message),
     };
     Ok(Generation {

@@ -578,23 +578,10 @@ impl Accumulated {
             }
             _ => {}
         }
-        let content = self.content.unwrap_or_default();
-        if content.trim().is_empty() {
-            return Err(fail(
-                ErrorKind::InvalidOutput,
-                "the model returned no output".into(),
-                None,
-            ));
-        }
-        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&content) {
-            return Err(fail(
-                ErrorKind::InvalidOutput,
-                format!("the output is not valid JSON: {e}"),
-                Some(content),
-            ));
-        }
+        let output = Output::json(self.content.unwrap_or_default())
+            .map_err(|(why, partial)| fail(ErrorKind::InvalidOutput, why, partial))?;
         Ok(Generation {
-            output: Output::Json(content),
+            output,
             model: self.model,
             finish_reason: self
                 .finish_reason

@@ -372,6 +372,21 @@ pub enum Output {
     BedrockCitations(Value),
 }
 
+impl Output {
+    /// Structured output, if `content` is usable: not blank, and
+    /// syntactically JSON. Otherwise why not, and the partial output to keep
+    /// in the trace (none when there is nothing). One rule for every adapter.
+    pub(crate) fn json(content: String) -> Result<Output, (String, Option<String>)> {
+        if content.trim().is_empty() {
+            return Err(("the model returned no output".into(), None));
+        }
+        match serde_json::from_str::<serde::de::IgnoredAny>(&content) {
+            Ok(_) => Ok(Output::Json(content)),
+            Err(e) => Err((format!("the output is not valid JSON: {e}"), Some(content))),
+        }
+    }
+}
+
 /// Why the model stopped, normalised across providers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FinishReason {

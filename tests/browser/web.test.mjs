@@ -33,10 +33,11 @@ async function newPage(viewport = { width: 1280, height: 860 }) {
   // the binary (for editing them without rebuilding).
   if (process.env.GC_WEB_DIR) {
     const dir = process.env.GC_WEB_DIR;
-    const types = { js: 'text/javascript', css: 'text/css', html: 'text/html' };
+    const types = { js: 'text/javascript', mjs: 'text/javascript', css: 'text/css', html: 'text/html' };
     await context.route(/\/(assets\/[^/?#]+|traces\/[^/?#]+|)(\?.*)?$/, (route) => {
       const p = new URL(route.request().url()).pathname;
-      const file = p === '/' ? 'index.html' : p.startsWith('/traces/') ? 'trace.html' : p.slice('/assets/'.length);
+      let file = p === '/' ? 'index.html' : p.startsWith('/traces/') ? 'trace.html' : p.slice('/assets/'.length);
+      if (!fs.existsSync(path.join(dir, file)) && fs.existsSync(path.join(dir, 'vendor/pdfjs', file))) file = `vendor/pdfjs/${file}`;
       if (!fs.existsSync(path.join(dir, file))) return route.continue();
       return route.fulfill({ contentType: types[file.split('.').pop()], body: fs.readFileSync(path.join(dir, file)) });
     });
@@ -480,5 +481,146 @@ describe('access', () => {
     assert.match(await page.locator('#ask-unavailable').textContent(), /no document corpus/);
     await shot(page, 'no-corpus');
     await page.context().close();
+  });
+});
+
+// A one-page PDF written here (Helvetica, no embedded font): two lines of
+// 20 pt text, the quote crossing the line break. `rotate` sets the page's
+// /Rotate; the contract's rectangles stay in the unrotated page's space.
+function makePdf({ rotate = 0 } = {}) {
+  const content = 'BT /F1 20 Tf 72 700 Td (Refunds are available within) Tj 0 -40 Td (30 days of purchase.) Tj ET';
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate ${rotate} /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+  ];
+  let out = '%PDF-1.4\n';
+  const offsets = [];
+  objects.forEach((o, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${o}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const off of offsets) out += `${String(off).padStart(10, '0')} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}
+
+// The quote's two lines, as the server's extraction gives them: PDF points,
+// unrotated page, origin bottom left (generous boxes around each line).
+const PDF_RECTS = [[70, 694, 340, 718], [70, 654, 260, 678]];
+
+/**
+ * Renders the preview of a located citation on the real page (real CSP,
+ * vendored pdf.js) and reports, for each highlight, whether the canvas has
+ * ink under it and under the same box moved up by two of its heights.
+ */
+async function previewPdf(page, pdf, { rects = PDF_RECTS, pageNumber = 1 } = {}) {
+  return page.evaluate(async ({ b64, rects, pageNumber }) => {
+    const m = await import('/assets/groundcite-render.js');
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const chunk = { chunk_id: 'manuals/refunds.pdf#chunk-0', content: 'Refunds are available within\n30 days of purchase.', source_title: 'Refunds manual', page_number: pageNumber };
+    const citations = [{ chunk_id: chunk.chunk_id, source_text: chunk.content, span: { start: 0, end: [...chunk.content].length }, location: { page_number: pageNumber, rects } }];
+    const box = document.getElementById('preview-body');
+    document.getElementById('preview').hidden = false;
+    const result = await new Promise((resolve) => {
+      m.renderPreview(box, chunk, citations, { source_title: 'Refunds manual', page_number: pageNumber }, {
+        loadDocument: async (id) => (id === chunk.chunk_id ? bytes.buffer : Promise.reject(new Error(`asked for ${id}`))),
+        onPage: (hls, err) => resolve({ hls, err: err ? String(err.message || err) : null }),
+      });
+    });
+    if (result.err) return { error: result.err, text: box.textContent };
+    const wrap = box.querySelector('.gc-pdf-page');
+    const canvas = wrap.querySelector('canvas');
+    const ctx = canvas.getContext('2d');
+    const sx = canvas.width / canvas.clientWidth;
+    const ink = (x, y, w, h) => {
+      const X = Math.max(0, Math.round(x * sx)), Y = Math.max(0, Math.round(y * sx));
+      const W = Math.max(1, Math.round(w * sx)), H = Math.max(1, Math.round(h * sx));
+      if (Y + H > canvas.height || X + W > canvas.width) return -1;
+      const d = ctx.getImageData(X, Y, W, H).data;
+      let dark = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] < 300) dark++;
+      return dark;
+    };
+    return {
+      role: wrap.getAttribute('role'),
+      label: wrap.getAttribute('aria-label'),
+      size: [canvas.clientWidth, canvas.clientHeight],
+      text: box.querySelector('.gc-preview-text')?.textContent,
+      marks: box.querySelectorAll('mark.gc-span').length,
+      boxes: result.hls.map((h, i, all) => {
+        const x = h.offsetLeft, y = h.offsetTop, w = h.offsetWidth, hh = h.offsetHeight;
+        // "Away": the same box moved two of its thicknesses away from the
+        // other line (up or down the page; sideways on a rotated page,
+        // where the lines run down the screen), which is blank paper.
+        const o = all[all.length - 1 - i];
+        const side = (a, b) => (a >= b ? 1 : -1);
+        const away = w > hh
+          ? ink(x, y + side(y, o.offsetTop) * 2 * hh, w, hh)
+          : ink(x + side(x, o.offsetLeft) * 2 * w, y, w, hh);
+        return { x, y, w, h: hh, ink: ink(x, y, w, hh), away };
+      }),
+    };
+  }, { b64: pdf.toString('base64'), rects, pageNumber });
+}
+
+describe('PDF page previewer', () => {
+  test('the cited page is drawn with the quote highlighted across its line break; the text stays for screen readers', async () => {
+    const page = await newPage();
+    await openApp(page);
+    const r = await previewPdf(page, makePdf());
+    assert.equal(r.error, undefined, r.error);
+    assert.equal(r.role, 'img');
+    assert.match(r.label, /^Page 1 of Refunds manual/);
+    assert.ok(r.size[1] > r.size[0], `a portrait page: ${r.size}`);
+    assert.equal(r.boxes.length, 2, 'one highlight per line of the quote');
+    for (const b of r.boxes) {
+      assert.ok(b.ink > 20, `ink under the highlight: ${JSON.stringify(b)}`);
+      assert.equal(b.away, 0, `no ink beyond the quote's lines: ${JSON.stringify(b)}`);
+      assert.ok(b.w > b.h, `a line runs across: ${JSON.stringify(b)}`);
+    }
+    // PDF y grows upwards, the screen's downwards: the first line is higher.
+    assert.ok(r.boxes[0].y < r.boxes[1].y, JSON.stringify(r.boxes));
+    assert.match(r.text, /30 days of purchase/);
+    assert.equal(r.marks, 1, 'the verbatim quote is still marked in the text');
+    assert.deepEqual(page.errors, []);
+    await shot(page, 'pdf-preview');
+    await page.close();
+  });
+
+  test('a rotated page (/Rotate 90): the rectangles follow the rotation', async () => {
+    const page = await newPage();
+    await openApp(page);
+    const r = await previewPdf(page, makePdf({ rotate: 90 }));
+    assert.equal(r.error, undefined, r.error);
+    assert.ok(r.size[0] > r.size[1], `landscape on screen: ${r.size}`);
+    assert.equal(r.boxes.length, 2);
+    for (const b of r.boxes) {
+      assert.ok(b.ink > 20, `ink under the highlight: ${JSON.stringify(b)}`);
+      assert.equal(b.away, 0, `no ink beside it: ${JSON.stringify(b)}`);
+      assert.ok(b.h > b.w, `the line runs down the screen: ${JSON.stringify(b)}`);
+    }
+    assert.deepEqual(page.errors, []);
+    await shot(page, 'pdf-preview-rotated');
+    await page.close();
+  });
+
+  test('a corrupt PDF, a missing page and hostile rectangles fail visibly, and the text preview stays', async () => {
+    const page = await newPage();
+    await openApp(page);
+    const bad = await previewPdf(page, Buffer.from('%PDF-1.4 this is not a PDF at all'));
+    assert.match(bad.error, /./);
+    assert.match(bad.text, /could not be shown/);
+    const missing = await previewPdf(page, makePdf(), { pageNumber: 7 });
+    assert.match(missing.error, /1 pages, not 7/);
+    const hostile = await previewPdf(page, makePdf(), { rects: [[NaN, 0, 1, 1], ['1', 2, 3, 4], [1, 2, 3], ...PDF_RECTS] });
+    assert.equal(hostile.error, undefined, hostile.error);
+    assert.equal(hostile.boxes.length, 2, 'only the well-formed rectangles are drawn');
+    assert.deepEqual(page.errors, []);
+    await page.close();
   });
 });

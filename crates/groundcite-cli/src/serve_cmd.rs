@@ -310,5 +310,6 @@ fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Cor
             docs: Some(docs.display().to_string()),
             ..Default::default()
         },
+        docs_dir: Some(docs),
     }))
 }

@@ -344,6 +344,14 @@ fn build() -> Value {
             "/v1/traces/{trace_id}/verify": {"post": with_params(operation("Re-verify a stored raw output with the same rule.", None,
                     json!({"description": "The new contract and whether it equals the stored one.", "content": {"application/json": {"schema": r("Reverified")}}}),
                     &[("404", error("No such trace for this tenant.")), ("409", error("The trace cannot be re-verified."))]), &trace_param)},
+            "/v1/chunks/{chunk_id}/document": {"get": with_params(operation(
+                    "The PDF a chunk of the service's own corpus was extracted from (the web app's page previewer). Only PDFs, only documents of the index, only inside the docs folder.",
+                    None,
+                    json!({"description": "The PDF document.", "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}),
+                    &[("404", error("No such chunk in this corpus, not a PDF, or the document is gone.")),
+                      ("409", error("No corpus is configured (code no_corpus)."))]),
+                    &json!([{"name": "chunk_id", "in": "path", "required": true, "schema": {"type": "string"},
+                             "description": "A chunk ID of the corpus, percent-encoded as one path segment."}]))},
             "/v1/chat/completions": {"post": operation(
                 "OpenAI-compatible Chat Completions with structured outputs, backed by the embedded model.",
                 Some(json_body(json!({"type": "object", "required": ["messages"], "properties": {

@@ -76,6 +76,10 @@ pub struct Corpus {
     /// Merged into each ask trace's `options` (e.g. the docs folder and the
     /// quote mode), so a trace says what it was asked against.
     pub trace_options: groundcite_store::TraceOptions,
+    /// The docs folder the index was built from, when its PDFs may be
+    /// served to the web app's page previewer
+    /// (`GET /v1/chunks/{chunk_id}/document`); `None` serves none.
+    pub docs_dir: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Corpus {

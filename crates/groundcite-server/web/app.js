@@ -16,13 +16,19 @@ function status(text) {
   $('status').textContent = text;
 }
 
+/** The PDF a chunk of the service's corpus came from (the page previewer). */
+async function loadDocument(chunkId) {
+  const r = await api(`/v1/chunks/${encodeURIComponent(chunkId)}/document`);
+  return r.arrayBuffer();
+}
+
 function openPreview({ citations, source, button }) {
   previewOpener = button;
   const chunkId = citations[0] && typeof citations[0].chunk_id === 'string' ? citations[0].chunk_id : null;
   const chunk = chunkId ? chunks.get(chunkId) || null : null;
   $('main').classList.add('split');
   $('preview').hidden = false;
-  renderPreview($('preview-body'), chunk, citations, source);
+  renderPreview($('preview-body'), chunk, citations, source, { loadDocument });
   $('preview-body').querySelector('.gc-preview-title')?.focus({ preventScroll: true });
 }
 

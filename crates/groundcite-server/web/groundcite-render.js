@@ -359,13 +359,48 @@ function renderSources(sources) {
   return ol;
 }
 
+/** Rectangles drawn per page at most (a hostile contract cannot flood it). */
+export const MAX_RECTS = 256;
+
+function finite(x) {
+  return typeof x === 'number' && Number.isFinite(x);
+}
+
+/**
+ * The located citations' rectangles on one page: `{page, rects}` for the
+ * first citation with a usable `location`, with the rectangles of every
+ * citation located on that same page; null when none is usable. Bad
+ * entries (not four finite numbers, a page that is not a positive
+ * integer) are skipped, never guessed.
+ */
+export function pageHighlights(citations) {
+  let page = null;
+  const rects = [];
+  for (const c of Array.isArray(citations) ? citations : []) {
+    const loc = c && typeof c === 'object' ? c.location : null;
+    if (!loc || typeof loc !== 'object' || !Number.isInteger(loc.page_number) || loc.page_number < 1) continue;
+    if (page === null) page = loc.page_number;
+    if (loc.page_number !== page || !Array.isArray(loc.rects)) continue;
+    for (const r of loc.rects) {
+      if (rects.length >= MAX_RECTS) break;
+      if (Array.isArray(r) && r.length === 4 && r.every(finite)) rects.push(r);
+    }
+  }
+  return page === null || rects.length === 0 ? null : { page, rects };
+}
+
 /**
  * Shows `chunk.content` in `container` with the spans of `citations`
  * highlighted (`<mark>`), and scrolls the first into view. Returns the
  * marks. A span that does not fit the text, or whose text differs from the
  * citation's source_text, is not highlighted (and flagged).
+ *
+ * When a citation carries a `location` (a PDF page and rectangles) and
+ * `options.loadDocument(chunkId)` resolves to the PDF's bytes, the page is
+ * drawn above the text with the quote highlighted (pdf-page.js, loaded on
+ * demand); `options.onPage` gets the page's highlights, or the error.
  */
-export function renderPreview(container, chunk, citations, source) {
+export function renderPreview(container, chunk, citations, source, options = {}) {
   const content = chunk && typeof chunk.content === 'string' ? chunk.content : null;
   const head = el('div', { class: 'gc-preview-head' });
   head.append(el('h2', { class: 'gc-preview-title', tabindex: '-1' }, sourceLabel(source || chunk, '?')));
@@ -406,8 +441,27 @@ export function renderPreview(container, chunk, citations, source) {
     body.append(content.slice(at));
     if (problems.length) head.append(el('p', { class: 'gc-error', role: 'alert' }, `Not highlighted: ${problems.join('; ')}.`));
   }
-  container.replaceChildren(head, body);
-  if (marks[0]) marks[0].scrollIntoView({ block: 'center' });
+  const located = typeof options.loadDocument === 'function' ? pageHighlights(citations) : null;
+  if (located) {
+    const chunkId = str(chunk?.chunk_id) || str(citations.find((c) => c?.location)?.chunk_id);
+    const pageBox = el('div', { class: 'gc-preview-page' }, el('p', { class: 'gc-pop-meta', role: 'status' }, `Loading page ${located.page}…`));
+    container.replaceChildren(head, pageBox, body);
+    const title = sourceLabel(source || chunk, '?');
+    Promise.resolve()
+      .then(() => options.loadDocument(chunkId))
+      .then((data) => import(new URL('./pdf-page.js', import.meta.url)).then((m) => m.renderPdfPage(pageBox, data, { ...located, label: `Page ${located.page} of ${title}, the cited passage highlighted` })))
+      .then((hls) => {
+        hls[0]?.scrollIntoView({ block: 'center' });
+        options.onPage?.(hls, null);
+      })
+      .catch((e) => {
+        pageBox.replaceChildren(el('p', { class: 'gc-error', role: 'alert' }, `The page could not be shown (${e && e.message ? e.message : e}); the text is below.`));
+        options.onPage?.(null, e);
+      });
+  } else {
+    container.replaceChildren(head, body);
+  }
+  if (marks[0] && !located) marks[0].scrollIntoView({ block: 'center' });
   return marks;
 }
 

@@ -3,6 +3,7 @@
 mod answer;
 mod ask;
 mod chat;
+mod documents;
 mod ops;
 mod traces;
 mod verify;
@@ -38,6 +39,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/parse", post(verify::parse))
         .route("/v1/convert", post(verify::convert))
         .route("/v1/traces/{trace_id}", get(traces::get_trace))
+        .route("/v1/chunks/{chunk_id}/document", get(documents::document))
         .route("/v1/traces/{trace_id}/verify", post(traces::reverify))
         .route("/v1/chat/completions", post(chat::completions))
         .route_layer(middleware::from_fn_with_state(state.clone(), guard))

@@ -41,6 +41,23 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../web/api.js"),
     ),
     (
+        "pdf-page.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/pdf-page.js"),
+    ),
+    // pdf.js (pdfjs-dist, Apache-2.0), vendored by scripts/vendor-pdfjs and
+    // loaded only when a cited PDF page is previewed.
+    (
+        "pdf.min.mjs",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/vendor/pdfjs/pdf.min.mjs"),
+    ),
+    (
+        "pdf.worker.min.mjs",
+        "text/javascript; charset=utf-8",
+        include_str!("../../web/vendor/pdfjs/pdf.worker.min.mjs"),
+    ),
+    (
         "style.css",
         "text/css; charset=utf-8",
         include_str!("../../web/style.css"),
@@ -48,9 +65,12 @@ const ASSETS: &[(&str, &str, &str)] = &[
 ];
 
 /// No inline script or style, nothing from other origins; `connect-src`
-/// 'self' keeps the key from being sent anywhere else.
+/// 'self' keeps the key from being sent anywhere else. `worker-src 'self'`
+/// is pdf.js's worker (the page previewer); pdf.js runs with
+/// `isEvalSupported: false`, so no `unsafe-eval`.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-                   connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+                   connect-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; \
+                   frame-ancestors 'none'";
 
 fn hardened(mut response: Response) -> Response {
     let h = response.headers_mut();

@@ -14,7 +14,7 @@ use crate::common::{
 };
 
 /// A corpus of two plain-text documents, indexed into `dir`.
-fn corpus(dir: &std::path::Path) -> Corpus {
+pub(crate) fn corpus(dir: &std::path::Path) -> Corpus {
     let docs = dir.join("docs");
     std::fs::create_dir_all(&docs).expect("docs dir");
     std::fs::write(
@@ -44,6 +44,7 @@ fn corpus(dir: &std::path::Path) -> Corpus {
             docs: Some("test-docs".into()),
             ..Default::default()
         },
+        docs_dir: Some(docs),
     }
 }
 

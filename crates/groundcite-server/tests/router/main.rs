@@ -9,6 +9,7 @@ mod answer;
 mod ask;
 mod auth;
 mod chat;
+mod documents;
 mod errors;
 mod ops;
 mod parse_convert;

@@ -14,6 +14,9 @@ pub enum AskError {
     /// The index could not be searched.
     #[error("searching the index: {0}")]
     Index(IndexError),
+    /// The search service could not be searched.
+    #[error("searching {0}")]
+    Retriever(#[from] crate::retriever::RetrieverError),
     /// The question could not be embedded.
     #[error("embedding the question: {0}")]
     Embedding(String),

@@ -30,8 +30,10 @@ mod answer;
 #[cfg(feature = "embed")]
 mod embedder;
 mod error;
+mod pool;
 mod rank;
 mod retrieve;
+pub mod retriever;
 mod settings;
 mod trace;
 
@@ -40,7 +42,8 @@ pub use answer::{Asked, answer};
 pub use embedder::{EmbedModel, load_embedder};
 pub use error::AskError;
 pub use rank::question_parts;
-pub use retrieve::{Retrieval, Signals, Verdict, gate, retrieve};
+pub use retrieve::{ExternalHits, Retrieval, Signals, Verdict, gate, retrieve, retrieve_external};
+pub use retriever::{PostgresColumns, PostgresRetriever, Retriever, RetrieverError};
 pub use settings::{
     AskSettings, DEFAULT_CANDIDATES, DEFAULT_TOP_K, GateMode, GateSettings, MAX_CANDIDATES,
     MAX_TOP_K, OutOfRange, UnknownGate,

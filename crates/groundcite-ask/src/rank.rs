@@ -7,6 +7,7 @@ use groundcite_core::{Candidate, Chunk};
 use groundcite_index::{Embed, Index};
 
 use crate::error::AskError;
+use crate::pool::Pool;
 
 /// Sentences of this many of the best fused chunks are ranked, besides the
 /// corpus's most similar sentences.
@@ -191,8 +192,8 @@ pub(crate) struct Query {
 }
 
 impl Query {
-    fn new(index: &Index, text: &str, vector: Option<Vec<f32>>) -> Result<Query, AskError> {
-        let weights = question_weights(index, text)?;
+    fn new(pool: &dyn Pool, text: &str, vector: Option<Vec<f32>>) -> Result<Query, AskError> {
+        let weights = question_weights(pool, text)?;
         let total = weights.iter().map(|(_, w)| w).sum();
         Ok(Query {
             vector,
@@ -253,7 +254,7 @@ pub(crate) struct Ranking {
 /// sentence of each part first, then the rest by the whole question.
 /// Sentences repeated in overlapping chunks are kept once.
 pub(crate) fn rank_sentences(
-    index: &Index,
+    corpus: &dyn Pool,
     embed: Option<&dyn Embed>,
     fused: &[Chunk],
     lexical: &[Chunk],
@@ -262,7 +263,7 @@ pub(crate) fn rank_sentences(
 ) -> Result<Ranking, AskError> {
     let w = RANK_WEIGHTS;
     let hybrid = whole_vector.is_some();
-    let whole = Query::new(index, question, whole_vector)?;
+    let whole = Query::new(corpus, question, whole_vector)?;
     let part_texts = question_parts(question);
     let mut parts: Vec<Query> = Vec::new();
     if part_texts.len() > 1 {
@@ -278,7 +279,7 @@ pub(crate) fn rank_sentences(
             None => vec![None; part_texts.len()],
         };
         for (t, v) in part_texts.iter().zip(vectors) {
-            parts.push(Query::new(index, t, v)?);
+            parts.push(Query::new(corpus, t, v)?);
         }
     }
     let bm25_max = lexical
@@ -298,9 +299,9 @@ pub(crate) fn rank_sentences(
     let mut chunks: Vec<Chunk> = fused.iter().take(RANKED_CHUNKS).cloned().collect();
     for q in std::iter::once(&whole).chain(&parts) {
         let Some(v) = &q.vector else { continue };
-        for h in index.sentence_search(v, RANKED_SENTENCES) {
+        for h in corpus.similar_sentences(v, RANKED_SENTENCES) {
             if !chunks.iter().any(|c| c.chunk_id == h.chunk_id)
-                && let Some(c) = index.get(&h.chunk_id).map_err(AskError::Index)?
+                && let Some(c) = corpus.chunk(&h.chunk_id)?
             {
                 chunks.push(c);
             }
@@ -312,16 +313,11 @@ pub(crate) fn rank_sentences(
     let mut sims: Vec<Vec<Option<f32>>> = vec![Vec::new(); queries.len()];
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for chunk in &chunks {
-        let base = index.sentences_of(&chunk.chunk_id, None);
-        let base = if base.is_empty() {
-            fallback_sentences(chunk)
-        } else {
-            base
-        };
+        let base = corpus.sentences_of(chunk, None);
         let scored: Vec<Vec<groundcite_index::SentenceHit>> = queries
             .iter()
             .map(|q| match &q.vector {
-                Some(v) => index.sentences_of(&chunk.chunk_id, Some(v)),
+                Some(v) => corpus.sentences_of(chunk, Some(v)),
                 None => Vec::new(),
             })
             .collect();
@@ -443,20 +439,21 @@ pub(crate) fn require_answering(candidates: &mut [Candidate], parts: usize) {
 
 /// The question's analyzed words with their rarity weights.
 pub(crate) fn question_weights(
-    index: &Index,
+    pool: &dyn Pool,
     question: &str,
 ) -> Result<Vec<(String, f64)>, AskError> {
     Index::words(question)
         .into_iter()
         .map(|w| {
-            let idf = index.idf(&w).map_err(AskError::Index)?;
+            let idf = pool.idf(&w)?;
             Ok((w, idf))
         })
         .collect()
 }
 
-/// Sentences of a chunk the index holds no entry for (an index built
-/// before the sentence store): split with the same rule, no vectors.
+/// Sentences of a chunk no stored entry holds (an index built before the
+/// sentence store, a chunk from an external retriever): split with the
+/// same rule, no vectors, the title as context.
 pub(crate) fn fallback_sentences(chunk: &Chunk) -> Vec<groundcite_index::SentenceHit> {
     groundcite_core::sentences::sentence_spans(&chunk.content)
         .into_iter()

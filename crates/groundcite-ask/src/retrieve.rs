@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::rank::{rank_sentences, require_answering};
 
 use crate::error::AskError;
+use crate::pool::{Pool, RetrievedPool};
+use crate::retriever::Retriever;
 use crate::settings::{AskSettings, GateMode, GateSettings};
 
 /// Reciprocal rank fusion's constant (the usual 60).
@@ -34,6 +36,23 @@ pub struct Signals {
     /// How many things the question asks ([`question_parts`]).
     #[serde(default)]
     pub parts: usize,
+    /// With an external retriever: its kind and how many of its hits
+    /// scored at least its floor (the service's scale, not BM25's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalHits>,
+}
+
+/// What an external retriever found ([`retrieve_external`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExternalHits {
+    /// The retriever's kind (`postgres`).
+    pub retriever: String,
+    /// Hits at or above its floor.
+    pub hits: usize,
+    /// The best hit's score, on the service's scale.
+    pub best_score: Option<f64>,
+    /// The floor applied.
+    pub floor: f64,
 }
 
 /// The gate's verdict.
@@ -128,6 +147,7 @@ pub fn retrieve(
         best_similarity: None,
         best_lexical: 0.0,
         parts: 1,
+        external: None,
     };
     let fused = fuse(index, &lexical, &dense, pool)?;
     let ranked = rank_sentences(index, embed, &fused, &lexical, query, question)?;
@@ -155,6 +175,92 @@ pub fn retrieve(
     })
 }
 
+/// [`retrieve`] over a search service the team already runs instead of
+/// groundcite's index: its hits at or above the retriever's floor, best
+/// first; candidate sentences ranked from the question and those chunks
+/// alone (word rarity over the hits; with `embed`, every sentence of the
+/// hits embedded now, its title as context, as the index embeds its own),
+/// and the same gate (retrieval "found something" means a hit at or above
+/// the floor, or a sentence above the cosine floor).
+pub fn retrieve_external(
+    retriever: &dyn Retriever,
+    embed: Option<&dyn Embed>,
+    question: &str,
+    settings: &AskSettings,
+) -> Result<Retrieval, AskError> {
+    settings.validate().map_err(AskError::Settings)?;
+    let started = Instant::now();
+    // Every sentence of the hits is embedded per question: a smaller pool
+    // than the index's (which has its vectors stored).
+    let limit = (settings.top_k * 3).max(10);
+    let floor = retriever.score_floor();
+    let mut hits = retriever.search(question, limit)?;
+    hits.retain(|c| c.score.is_none_or(|s| s >= floor));
+    let hits = distinct(hits);
+    let query = match embed {
+        Some(e) => {
+            let mut v = e
+                .embed(&[question])
+                .map_err(|e| AskError::Embedding(e.to_string()))?;
+            v.pop()
+        }
+        None => None,
+    };
+    let corpus = RetrievedPool::new(hits.clone(), embed)?;
+    let cosine_max = query.as_deref().and_then(|q| {
+        corpus
+            .similar_sentences(q, 1)
+            .first()
+            .and_then(|h| h.similarity)
+    });
+    let mut signals = Signals {
+        hybrid: query.is_some(),
+        bm25_max: None,
+        cosine_max,
+        best_similarity: None,
+        best_lexical: 0.0,
+        parts: 1,
+        external: Some(ExternalHits {
+            retriever: retriever.name().to_string(),
+            hits: hits.len(),
+            best_score: hits.first().and_then(|c| c.score),
+            floor,
+        }),
+    };
+    let ranked = rank_sentences(&corpus, embed, &hits, &hits, query, question)?;
+    signals.best_similarity = ranked.best_similarity;
+    signals.best_lexical = ranked.best_lexical;
+    signals.parts = ranked.parts;
+    let mut candidates: Vec<Candidate> =
+        ranked.order.into_iter().take(settings.candidates).collect();
+    require_answering(&mut candidates, ranked.parts);
+    let chunks = ChunkSet::new(retrieved_chunks(
+        &corpus,
+        &hits,
+        &candidates,
+        settings.top_k,
+    )?)
+    .map_err(|e| AskError::Chunks(e.to_string()))?;
+    let verdict = gate(&settings.gate, &chunks, &signals);
+    Ok(Retrieval {
+        chunks,
+        candidates,
+        signals,
+        gate: settings.gate,
+        verdict,
+        time: started.elapsed(),
+    })
+}
+
+/// The first hit of each chunk ID (a service may return a chunk twice; a
+/// chunk set holds each ID once).
+fn distinct(hits: Vec<Chunk>) -> Vec<Chunk> {
+    let mut seen = std::collections::BTreeSet::new();
+    hits.into_iter()
+        .filter(|c| seen.insert(c.chunk_id.clone()))
+        .collect()
+}
+
 /// The gate's verdict from what retrieval found.
 pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
     if g.mode == GateMode::Off {
@@ -163,9 +269,25 @@ pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
     if chunks.is_empty() {
         return Verdict::Refuse("no document matches the question".into());
     }
-    let lexical_hit = s.bm25_max.is_some_and(|b| b > g.bm25_floor);
+    let lexical_hit = s.bm25_max.is_some_and(|b| b > g.bm25_floor)
+        || s.external.as_ref().is_some_and(|e| e.hits > 0);
     let dense_hit = s.cosine_max.is_some_and(|c| c > g.cosine_floor);
     if !lexical_hit && !dense_hit {
+        if let Some(e) = &s.external {
+            return Verdict::Refuse(format!(
+                "the search service ({}) returned nothing at or above its floor ({}){}",
+                e.retriever,
+                e.floor,
+                if s.hybrid {
+                    format!(
+                        " and no sentence above the cosine floor ({})",
+                        g.cosine_floor
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+        }
         return Verdict::Refuse(format!(
             "retrieval found nothing: no chunk above the BM25 floor ({}){}",
             g.bm25_floor,
@@ -234,7 +356,7 @@ pub(crate) fn fuse(
 /// The chunks of the answer: every candidate's chunk (a citation must name
 /// a retrieved chunk), then the best fused chunks, at least `top_k` in all.
 pub(crate) fn retrieved_chunks(
-    index: &Index,
+    corpus: &dyn Pool,
     fused: &[Chunk],
     candidates: &[Candidate],
     top_k: usize,
@@ -246,7 +368,7 @@ pub(crate) fn retrieved_chunks(
         }
         let chunk = match fused.iter().find(|k| k.chunk_id == c.chunk_id) {
             Some(k) => Some(k.clone()),
-            None => index.get(&c.chunk_id).map_err(AskError::Index)?,
+            None => corpus.chunk(&c.chunk_id)?,
         };
         out.extend(chunk);
     }

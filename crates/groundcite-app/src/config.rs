@@ -156,6 +156,9 @@ pub struct FileConfig {
     /// `[resilience]`.
     #[serde(default)]
     pub resilience: ResilienceSection,
+    /// `[retriever]`: a search service instead of the index.
+    #[serde(default)]
+    pub retriever: crate::retriever::RetrieverSection,
 }
 
 /// `[resilience]`: the provider client's retry budget and circuit breaker.

@@ -28,6 +28,9 @@ pub enum Corpus {
     /// Chunks an upstream retriever returned: every chunk goes to the
     /// model, with no gate.
     Chunks(ChunkSet),
+    /// A search service the team runs: each case searches it. It lists no
+    /// chunks, so cases name their gold chunks by ID.
+    External(Box<dyn groundcite_ask::Retriever>),
 }
 
 impl Corpus {
@@ -37,6 +40,7 @@ impl Corpus {
         match self {
             Corpus::Index(index) => index.all_chunks(),
             Corpus::Chunks(set) => Ok(set.chunks().to_vec()),
+            Corpus::External(_) => Ok(Vec::new()),
         }
     }
 }
@@ -217,6 +221,9 @@ fn run_case(
     let retrieval = match plan.corpus {
         Corpus::Index(index) => groundcite_ask::retrieve(index, plan.embed, question, settings)?,
         Corpus::Chunks(chunks) => Retrieval::given(chunks.clone()),
+        Corpus::External(r) => {
+            groundcite_ask::retrieve_external(r.as_ref(), plan.embed, question, settings)?
+        }
     };
     let chunks = retrieval.chunks.clone();
     let retrieved: Vec<String> = chunks.chunks().iter().map(|c| c.chunk_id.clone()).collect();

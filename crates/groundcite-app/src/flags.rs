@@ -116,4 +116,19 @@ pub struct RetrievalFlags {
     /// else 0.5).
     #[arg(long, value_name = "P")]
     pub min_p_answerable: Option<f32>,
+    /// Where chunks come from: `index` (groundcite's own index of --docs)
+    /// or `postgres` (full-text search over a table you run; else
+    /// `[retriever] kind`).
+    #[arg(long, value_enum, env = "GROUNDCITE_RETRIEVER")]
+    pub retriever: Option<crate::retriever::RetrieverKind>,
+    /// The search service's connection URL (else
+    /// `[retriever.postgres] url`).
+    #[arg(long, value_name = "URL", env = "GROUNDCITE_RETRIEVER_URL", hide_env_values = true,
+          value_parser = secret_value)]
+    pub retriever_url: Option<groundcite_providers::SecretString>,
+}
+
+/// A flag value that may hold a password: never printed by `Debug`.
+fn secret_value(s: &str) -> Result<groundcite_providers::SecretString, String> {
+    Ok(groundcite_providers::SecretString::new(s))
 }

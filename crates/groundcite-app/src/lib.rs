@@ -29,6 +29,7 @@ mod env;
 mod error;
 pub mod eval;
 mod flags;
+pub mod retriever;
 pub mod values;
 
 pub use backend::{Local, PROVIDER_ENV, Settings, default_max_tokens, with_custom_schema};

@@ -74,12 +74,17 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         return Err(BadInput::new("QUESTION", "is empty").into());
     }
     let (file, _) = config::load(args.p.config.as_deref(), &ProcessEnv)?;
-    let docs = ask::docs_dir(args.docs.as_deref(), &file)?.ok_or_else(|| {
-        BadInput::new(
-            "settings",
-            "The documents folder is not set: pass --docs DIR, or set [ask] docs in groundcite.toml.",
-        )
-    })?;
+    // A search service the team runs, or the index of a docs folder.
+    let external = groundcite_app::retriever::external(&args.r, &file.retriever, &ProcessEnv)?;
+    let docs = match &external {
+        Some(_) => None,
+        None => Some(ask::docs_dir(args.docs.as_deref(), &file)?.ok_or_else(|| {
+            BadInput::new(
+                "settings",
+                "The documents folder is not set: pass --docs DIR, or set [ask] docs in groundcite.toml (or search a service you run: --retriever postgres).",
+            )
+        })?),
+    };
     let resolver = Settings::new(&args.p, &file, &ProcessEnv);
     let provider = resolver.provider()?;
     let mut settings = ask::ask_settings(&args.r, &file, provider)?;
@@ -92,18 +97,31 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
 
     // Retrieve (after indexing changed files).
     let started = Instant::now();
-    let index_dir = ask::index_dir(args.index.as_deref(), &file, &docs, &ProcessEnv)?;
     let embed = crate::progress::embedder(&args.r, &file)?;
-    let mut index = Index::open_or_create(&index_dir)?;
-    let cfg = IndexConfig {
-        base_url: args
-            .source_base_url
-            .clone()
-            .or_else(|| file.ask.base_url.clone()),
-        ..IndexConfig::default()
+    let retrieval = match (&external, &docs) {
+        (Some(r), _) => groundcite_ask::retrieve_external(
+            r.as_ref(),
+            embed.as_deref(),
+            &args.question,
+            &settings,
+        )?,
+        (None, None) => {
+            return Err(BadInput::new("settings", "no docs folder and no retriever").into());
+        }
+        (None, Some(docs)) => {
+            let index_dir = ask::index_dir(args.index.as_deref(), &file, docs, &ProcessEnv)?;
+            let mut index = Index::open_or_create(&index_dir)?;
+            let cfg = IndexConfig {
+                base_url: args
+                    .source_base_url
+                    .clone()
+                    .or_else(|| file.ask.base_url.clone()),
+                ..IndexConfig::default()
+            };
+            crate::progress::update_index(&mut index, docs, &cfg, embed.as_deref(), true)?;
+            groundcite_ask::retrieve(&index, embed.as_deref(), &args.question, &settings)?
+        }
     };
-    crate::progress::update_index(&mut index, &docs, &cfg, embed.as_deref(), true)?;
-    let retrieval = groundcite_ask::retrieve(&index, embed.as_deref(), &args.question, &settings)?;
     if let Some(note) = retrieval.gate_note() {
         eprintln!("note: {note}: answering unanswerable without the model");
     }
@@ -134,7 +152,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
     let quotes = resolver.quotes().as_str().to_string();
     let extra = groundcite_store::TraceOptions {
         quotes: Some(quotes),
-        docs: Some(docs.display().to_string()),
+        docs: docs.as_ref().map(|d| d.display().to_string()),
         ..Default::default()
     };
     let kept = retrieval.clone();

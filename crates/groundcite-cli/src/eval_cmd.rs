@@ -121,11 +121,29 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     let resolver = Settings::new(&args.p, &file, &ProcessEnv);
     let provider = resolver.provider()?;
     let (settings, r) = suite_settings(&args.r, &suite, &suite_name, &file, provider)?;
-    let embed = match &suite.corpus.docs {
-        Some(_) => crate::progress::embedder(&r, &file)?,
-        None => None,
+    let external = groundcite_app::retriever::external(&r, &file.retriever, &ProcessEnv)?;
+    let embed = match (&suite.corpus.docs, &external) {
+        (Some(_), _) | (_, Some(_)) => crate::progress::embedder(&r, &file)?,
+        _ => None,
     };
     let (corpus, corpus_label) = match (&suite.corpus.docs, &suite.corpus.chunks) {
+        // A search service replaces the suite's corpus.
+        _ if external.is_some() => match external {
+            Some(ext) => {
+                let label = format!("retriever:{}", ext.name());
+                if let Some(i) = suite.cases.iter().position(|c| !c.evidence.is_empty()) {
+                    return Err(BadInput::new(
+                        &suite_name,
+                        format!(
+                            "cases[{i}].evidence: evidence sentences are found in the corpus's chunks, which a search service does not list; with --retriever, name gold_chunks by ID"
+                        ),
+                    )
+                    .into());
+                }
+                (Corpus::External(ext), label)
+            }
+            None => return Err(BadInput::new("corpus", "no retriever").into()),
+        },
         (Some(docs), _) => {
             let docs = resolve(docs);
             if !docs.is_dir() {

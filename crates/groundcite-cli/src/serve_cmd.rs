@@ -12,7 +12,9 @@ use groundcite_app::{
 };
 use groundcite_core::{ClaimPolicy, MatchProfile};
 use groundcite_index::{Index, IndexConfig};
-use groundcite_server::{ApiKeys, AppState, Corpus, Limits, ServerConfig, Store, key_digest};
+use groundcite_server::{
+    ApiKeys, AppState, Corpus, CorpusSource, Limits, ServerConfig, Store, key_digest,
+};
 
 use crate::input::BadInput;
 
@@ -275,15 +277,34 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The corpus of `/v1/ask`, when `--docs` or `[ask] docs` names one: the
-/// index brought up to date (changed files only) before the socket opens.
+/// The corpus of `/v1/ask`: a search service (`--retriever`), or the
+/// index of `--docs` / `[ask] docs` brought up to date (changed files only)
+/// before the socket opens; none when neither is set.
 fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Corpus>> {
+    let resolver = Settings::new(&args.p, file, &ProcessEnv);
+    let external = groundcite_app::retriever::external(&args.r, &file.retriever, &ProcessEnv)?;
+    if let Some(r) = external {
+        let provider = resolver.provider()?;
+        let mut settings = ask::ask_settings(&args.r, file, provider)?;
+        settings.profile = args.profile;
+        settings.policy = args.policy;
+        let embed = crate::progress::embedder(&args.r, file)?;
+        return Ok(Some(Corpus {
+            source: CorpusSource::Retriever(std::sync::Arc::from(r)),
+            embed,
+            settings,
+            trace_options: groundcite_store::TraceOptions {
+                quotes: Some(resolver.quotes().as_str().to_string()),
+                ..Default::default()
+            },
+            docs_dir: None,
+        }));
+    }
     let docs = ask::docs_dir(args.docs.as_deref(), file)
         .map_err(|e| BadInput::new("--docs", e.to_string()))?;
     let Some(docs) = docs else {
         return Ok(None);
     };
-    let resolver = Settings::new(&args.p, file, &ProcessEnv);
     let provider = resolver.provider()?;
     let mut settings = ask::ask_settings(&args.r, file, provider)?;
     settings.profile = args.profile;
@@ -302,7 +323,7 @@ fn open_corpus(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Option<Cor
     crate::progress::update_index(&mut index, &docs, &cfg, embed.as_deref(), true)?;
     let quotes = resolver.quotes().as_str().to_string();
     Ok(Some(Corpus {
-        index: std::sync::Arc::new(index),
+        source: CorpusSource::Index(std::sync::Arc::new(index)),
         embed,
         settings,
         trace_options: groundcite_store::TraceOptions {

@@ -482,9 +482,10 @@ impl From<AskError> for ApiError {
             AskError::Settings(m) => ApiError::invalid(m.to_string(), None),
             AskError::NoBackend => ApiError::new(ErrorCode::NotConfigured),
             AskError::Answer(e) => ApiError::from(e),
-            e @ (AskError::Index(_) | AskError::Chunks(_) | AskError::Embedding(_)) => {
-                ApiError::internal(e)
-            }
+            e @ (AskError::Index(_)
+            | AskError::Chunks(_)
+            | AskError::Embedding(_)
+            | AskError::Retriever(_)) => ApiError::internal(e),
         }
     }
 }

@@ -48,7 +48,7 @@ pub use error::{ApiError, ErrorCode};
 pub use metrics::Metrics;
 pub use routes::app;
 pub use serve::serve;
-pub use state::{AppState, Corpus, Limits, ServerConfig};
+pub use state::{AppState, Corpus, CorpusSource, Limits, ServerConfig};
 
 pub use axum::Router;
 pub use groundcite_providers::Backend;

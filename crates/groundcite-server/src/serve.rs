@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::state::AppState;
+use crate::state::{AppState, CorpusSource};
 
 /// Serves `state` on `addr` until SIGINT or SIGTERM: warms the backend up
 /// (when `warmup`), then turns ready; in-flight requests finish on
@@ -15,14 +15,20 @@ pub async fn serve(addr: SocketAddr, state: AppState, warmup: bool) -> std::io::
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     tracing::info!(addr = %local, store = state.store().redacted_url(), "listening");
-    if let Some(corpus) = &state.0.corpus {
-        let stats = corpus.index.stats();
-        tracing::info!(
-            index = %corpus.index.dir().display(),
-            documents = stats.documents,
-            chunks = stats.chunks,
-            "corpus ready for /v1/ask"
-        );
+    match state.0.corpus.as_ref().map(|c| &c.source) {
+        Some(CorpusSource::Index(index)) => {
+            let stats = index.stats();
+            tracing::info!(
+                index = %index.dir().display(),
+                documents = stats.documents,
+                chunks = stats.chunks,
+                "corpus ready for /v1/ask"
+            );
+        }
+        Some(CorpusSource::Retriever(r)) => {
+            tracing::info!(retriever = r.name(), "search service ready for /v1/ask");
+        }
+        None => {}
     }
     let ready_state = state.clone();
     tokio::spawn(async move {

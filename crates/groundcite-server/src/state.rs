@@ -65,8 +65,8 @@ impl Default for Limits {
 /// concurrently, never updated while serving) and how to ask it.
 #[derive(Clone)]
 pub struct Corpus {
-    /// The index, shared by every request.
-    pub index: Arc<Index>,
+    /// Where chunks come from, shared by every request.
+    pub source: CorpusSource,
     /// The sentence-embedding model of hybrid retrieval (`None`: BM25
     /// alone).
     pub embed: Option<Arc<dyn groundcite_index::Embed>>,
@@ -82,10 +82,38 @@ pub struct Corpus {
     pub docs_dir: Option<std::path::PathBuf>,
 }
 
+/// Where `/v1/ask` finds chunks.
+#[derive(Clone)]
+pub enum CorpusSource {
+    /// groundcite's own index of a docs folder.
+    Index(Arc<Index>),
+    /// A search service the team runs ([`groundcite_ask::Retriever`]).
+    Retriever(Arc<dyn groundcite_ask::Retriever>),
+}
+
+impl CorpusSource {
+    /// The index, when the corpus is one.
+    pub fn index(&self) -> Option<&Arc<Index>> {
+        match self {
+            CorpusSource::Index(i) => Some(i),
+            CorpusSource::Retriever(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for CorpusSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CorpusSource::Index(i) => f.debug_tuple("Index").field(i).finish(),
+            CorpusSource::Retriever(r) => f.debug_tuple("Retriever").field(&r.name()).finish(),
+        }
+    }
+}
+
 impl std::fmt::Debug for Corpus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Corpus")
-            .field("index", &self.index)
+            .field("source", &self.source)
             .field(
                 "embed",
                 &self.embed.as_ref().map(|e| e.model_id().to_string()),

@@ -26,7 +26,7 @@ use super::{Who, check_text, trace_id};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ErrorCode};
 use crate::extract::ApiJson;
-use crate::state::{AppState, Corpus};
+use crate::state::{AppState, Corpus, CorpusSource};
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct AskRequest {
@@ -139,11 +139,19 @@ impl Job {
     async fn retrieve(&self) -> Result<Retrieval, ApiError> {
         // Searching reads the index from disk (memory-mapped): off the
         // async workers.
-        let index = self.corpus.index.clone();
+        let source = self.corpus.source.clone();
         let embed = self.corpus.embed.clone();
         let (question, settings) = (self.question.clone(), self.settings);
-        tokio::task::spawn_blocking(move || {
-            groundcite_ask::retrieve(&index, embed.as_deref(), &question, &settings)
+        tokio::task::spawn_blocking(move || match source {
+            CorpusSource::Index(index) => {
+                groundcite_ask::retrieve(&index, embed.as_deref(), &question, &settings)
+            }
+            CorpusSource::Retriever(r) => groundcite_ask::retrieve_external(
+                r.as_ref(),
+                embed.as_deref(),
+                &question,
+                &settings,
+            ),
         })
         .await?
         .map_err(|e| ApiError::from(e).with_trace_id(&self.provenance.trace_id))

@@ -42,7 +42,11 @@ pub(crate) async fn document(
             "this service does not serve its documents",
         ));
     };
-    let index = std::sync::Arc::clone(&corpus.index);
+    let Some(index) = corpus.source.index().map(std::sync::Arc::clone) else {
+        return Err(ApiError::not_found(
+            "the documents of a search service are not served",
+        ));
+    };
     let id = chunk_id.clone();
     let known = tokio::task::spawn_blocking(move || index.get(&id))
         .await

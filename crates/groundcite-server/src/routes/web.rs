@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::Who;
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::{AppState, CorpusSource};
 
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 const TRACE_HTML: &str = include_str!("../../web/trace.html");
@@ -121,10 +121,15 @@ pub(crate) async fn asset(Path(file): Path<String>) -> Response {
 /// missing), and who the key belongs to.
 pub(crate) async fn info(State(state): State<AppState>, who: Who) -> Response {
     let corpus = state.0.corpus.as_ref().map(|c| {
-        let stats = c.index.stats();
+        // A search service does not say how much it holds: null.
+        let stats = c.source.index().map(|i| i.stats());
         json!({
-            "documents": stats.documents,
-            "chunks": stats.chunks,
+            "documents": stats.as_ref().map(|s| s.documents),
+            "chunks": stats.as_ref().map(|s| s.chunks),
+            "retriever": match &c.source {
+                CorpusSource::Index(_) => "index",
+                CorpusSource::Retriever(r) => r.name(),
+            },
             "top_k": c.settings.top_k,
             "gate": c.settings.gate.mode.as_str(),
             "retrieval": if c.embed.is_some() { "hybrid" } else { "bm25" },

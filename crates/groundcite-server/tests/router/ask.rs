@@ -36,7 +36,7 @@ pub(crate) fn corpus(dir: &std::path::Path) -> Corpus {
         )
         .expect("indexed");
     Corpus {
-        index: Arc::new(index),
+        source: groundcite_server::CorpusSource::Index(Arc::new(index)),
         embed: None,
         // A hosted provider's gate: refuse only when retrieval found nothing.
         settings: groundcite_ask::AskSettings::with_gate(groundcite_ask::GateMode::Retrieval),
@@ -296,4 +296,118 @@ async fn ask_refuses_bad_requests() {
     )
     .await;
     assert_eq!(r.code(), "not_configured");
+}
+
+/// A search service that returns one refunds chunk, or nothing, or fails.
+struct Service(Result<Vec<groundcite_core::Chunk>, &'static str>);
+
+impl groundcite_ask::Retriever for Service {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+    fn search(
+        &self,
+        _question: &str,
+        _limit: usize,
+    ) -> Result<Vec<groundcite_core::Chunk>, groundcite_ask::RetrieverError> {
+        self.0.clone().map_err(|m| groundcite_ask::RetrieverError {
+            retriever: "postgres",
+            message: m.into(),
+        })
+    }
+    fn score_floor(&self) -> f64 {
+        0.1
+    }
+}
+
+fn service_corpus(service: Service) -> Corpus {
+    Corpus {
+        source: groundcite_server::CorpusSource::Retriever(Arc::new(service)),
+        embed: None,
+        settings: groundcite_ask::AskSettings::with_gate(groundcite_ask::GateMode::Retrieval),
+        trace_options: groundcite_store::TraceOptions::default(),
+        docs_dir: None,
+    }
+}
+
+#[tokio::test]
+async fn ask_searches_a_service_instead_of_the_index() {
+    let refunds = groundcite_core::Chunk {
+        chunk_id: "refunds.txt#chunk-1".into(),
+        content: "Refunds are available within 30 days of purchase.".into(),
+        source_title: Some("Refunds".into()),
+        source_url: None,
+        page_number: Some(2),
+        score: Some(0.7),
+    };
+    let (s, g) = state_full(
+        Some(Script::Answer(ask_answer())),
+        Limits::default(),
+        Some(service_corpus(Service(Ok(vec![refunds])))),
+    )
+    .await;
+    let info = send(&s, get("/v1/info", Some(KEY_A))).await.json();
+    assert_eq!(info["corpus"]["retriever"], "postgres");
+    assert_eq!(info["corpus"]["documents"], Value::Null);
+    let r = send(
+        &s,
+        post(
+            "/v1/ask",
+            Some(KEY_A),
+            &json!({"question": "Refunds within 30 days?"}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let c = r.json();
+    assert_eq!(c["answerable"], true);
+    assert_eq!(c["sources"][0]["chunk_id"], "refunds.txt#chunk-1");
+    assert_eq!(
+        c["sources"][0]["page_number"], 2,
+        "the service's page, kept"
+    );
+    assert_eq!(c["sources"][0]["source_url"], Value::Null, "not invented");
+    let t = stored_trace(&s, c["trace_id"].as_str().expect("id")).await;
+    assert_eq!(t["options"]["signals"]["external"]["retriever"], "postgres");
+    assert_eq!(t["options"]["signals"]["external"]["hits"], 1);
+    assert_eq!(g.as_ref().map(|g| g.calls.load(Ordering::SeqCst)), Some(1));
+    // Its documents are not served.
+    let r = send(&s, get("/v1/chunks/a.pdf%23chunk-0/document", Some(KEY_A))).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_service_that_finds_nothing_refuses_and_one_that_fails_is_a_500() {
+    let (s, g) = state_full(
+        Some(Script::Answer(ask_answer())),
+        Limits::default(),
+        Some(service_corpus(Service(Ok(Vec::new())))),
+    )
+    .await;
+    let r = send(
+        &s,
+        post("/v1/ask", Some(KEY_A), &json!({"question": "Refunds?"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["refusal"]["code"], "R1");
+    assert_eq!(g.as_ref().map(|g| g.calls.load(Ordering::SeqCst)), Some(0));
+    let (s, _) = state_full(
+        Some(Script::Answer(ask_answer())),
+        Limits::default(),
+        Some(service_corpus(Service(Err("connection refused")))),
+    )
+    .await;
+    let r = send(
+        &s,
+        post("/v1/ask", Some(KEY_A), &json!({"question": "Refunds?"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(r.code(), "internal");
 }

@@ -116,13 +116,15 @@ pub struct RetrievalFlags {
     /// else 0.5).
     #[arg(long, value_name = "P")]
     pub min_p_answerable: Option<f32>,
-    /// Where chunks come from: `index` (groundcite's own index of --docs)
-    /// or `postgres` (full-text search over a table you run; else
-    /// `[retriever] kind`).
+    /// Where chunks come from: `index` (groundcite's own index of --docs),
+    /// or a search service you run: `postgres` (full-text search over a
+    /// table), `opensearch` (OpenSearch or Elasticsearch), `azure-search`
+    /// (Azure AI Search); else `[retriever] kind`. docs/retrievers.md.
     #[arg(long, value_enum, env = "GROUNDCITE_RETRIEVER")]
     pub retriever: Option<crate::retriever::RetrieverKind>,
-    /// The search service's connection URL (else
-    /// `[retriever.postgres] url`).
+    /// The search service's URL: PostgreSQL's connection URL, or the
+    /// OpenSearch / Azure AI Search endpoint (else the `[retriever.*]`
+    /// section's `url` / `endpoint`).
     #[arg(long, value_name = "URL", env = "GROUNDCITE_RETRIEVER_URL", hide_env_values = true,
           value_parser = secret_value)]
     pub retriever_url: Option<groundcite_providers::SecretString>,

@@ -43,7 +43,10 @@ pub use embedder::{EmbedModel, load_embedder};
 pub use error::AskError;
 pub use rank::question_parts;
 pub use retrieve::{ExternalHits, Retrieval, Signals, Verdict, gate, retrieve, retrieve_external};
-pub use retriever::{PostgresColumns, PostgresRetriever, Retriever, RetrieverError};
+pub use retriever::{
+    AzureSearchOptions, AzureSearchRetriever, OpenSearchRetriever, PostgresColumns,
+    PostgresRetriever, Retriever, RetrieverError,
+};
 pub use settings::{
     AskSettings, DEFAULT_CANDIDATES, DEFAULT_TOP_K, GateMode, GateSettings, MAX_CANDIDATES,
     MAX_TOP_K, OutOfRange, UnknownGate,

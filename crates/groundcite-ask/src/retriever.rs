@@ -1,6 +1,8 @@
 //! Search services a team already runs, searched instead of groundcite's
-//! own index: one trait, [`Retriever`], and its implementations
-//! ([`PostgresRetriever`]: PostgreSQL full-text search).
+//! own index: one trait, [`Retriever`], and its implementations:
+//! [`PostgresRetriever`] (PostgreSQL full-text search),
+//! [`OpenSearchRetriever`] (OpenSearch and Elasticsearch) and
+//! [`AzureSearchRetriever`] (Azure AI Search), the last two over REST.
 //!
 //! A retriever returns chunks with the service's own score; fields the
 //! service does not map (title, URL, page) are null, never invented. The
@@ -9,13 +11,20 @@
 
 use groundcite_core::Chunk;
 
+mod azure_search;
+mod http;
+mod opensearch;
 mod postgres;
 
+pub use azure_search::{AZURE_SEARCH_API_VERSION, AzureSearchOptions, AzureSearchRetriever};
+pub use http::{Auth, FieldMap};
+pub use opensearch::OpenSearchRetriever;
 pub use postgres::{PostgresColumns, PostgresRetriever};
 
 /// A search service, searched per question.
 pub trait Retriever: Send + Sync {
-    /// Its kind, for traces and messages (`postgres`).
+    /// Its kind, for traces and messages (`postgres`, `opensearch`,
+    /// `azure-search`).
     fn name(&self) -> &'static str;
     /// Up to `limit` chunks for `question`, best first, `score` the
     /// service's own (its scale, not BM25's).

@@ -217,7 +217,7 @@ fn build() -> Value {
                 "oneOf": [{"type": "null"}, {"type": "object", "required": ["documents", "chunks", "top_k", "gate", "retrieval"], "properties": {
                     "documents": {"type": ["integer", "null"], "minimum": 0, "description": "Null when a search service is the corpus."},
                     "chunks": {"type": ["integer", "null"], "minimum": 0},
-                    "retriever": {"enum": ["index", "postgres"], "description": "groundcite's own index of --docs, or the search service searched instead."},
+                    "retriever": {"enum": ["index", "postgres", "opensearch", "azure-search"], "description": "groundcite's own index of --docs, or the search service searched instead."},
                     "top_k": {"type": "integer", "minimum": 1}, "gate": {"enum": ["retrieval", "evidence", "off"]}, "retrieval": {"enum": ["hybrid", "bm25"]}}}]},
             "provider": {"type": ["string", "null"], "description": "The answer provider of /v1/answer and /v1/ask; null when none."},
             "match_profile": {"enum": ["default", "lenient"]}

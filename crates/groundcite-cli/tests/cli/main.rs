@@ -8,6 +8,7 @@ mod common;
 mod answer_bedrock;
 mod answer_defaults;
 mod answer_schema;
+mod ask_retriever;
 mod cli_answer;
 mod cli_ask;
 mod cli_eval;

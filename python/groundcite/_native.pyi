@@ -1,5 +1,6 @@
 # Stubs of the extension module (crates/groundcite-py/src/py.rs). The typed
 # public API is groundcite/__init__.py; these functions take JSON text.
+from collections.abc import Sequence
 from typing import Optional, Union
 
 from .errors import InputError
@@ -14,7 +15,7 @@ def verify(
     trace_id: Optional[str] = None, profile: str = "default", claims: str = "strict",
 ) -> str: ...
 def verify_many(
-    requests: list[_Text], *, model: Optional[str] = None, jobs: Optional[int] = None,
+    requests: Sequence[_Text], *, model: Optional[str] = None, jobs: Optional[int] = None,
     profile: str = "default", claims: str = "strict",
 ) -> list[Union[str, InputError]]: ...
 def parse(

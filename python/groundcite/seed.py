@@ -62,6 +62,15 @@ def _verified_answer(raw_answer: Any, contract: Contract) -> Any:
     return GroundedAnswer.model_validate(fields)
 
 
+def _core(answer: Any) -> Any:
+    """What the verifier reads of a caller's answer model: ``answerable``
+    and ``claims`` (a team's class may carry fields of its own)."""
+    if isinstance(answer, BaseModel):
+        dumped = answer.model_dump(mode="json")
+        return {k: dumped[k] for k in ("answerable", "claims") if k in dumped}
+    return answer
+
+
 def verify_answer_citations(
     raw_answer: Any,
     chunks: Any,
@@ -73,7 +82,7 @@ def verify_answer_citations(
     not in that chunk, and every claim left without one; ``answerable``
     becomes False when nothing survives. Returns ``(verified_answer,
     warnings)``."""
-    contract = verify(raw_answer, chunks, profile=profile, claims=claims)
+    contract = verify(_core(raw_answer), chunks, profile=profile, claims=claims)
     return _verified_answer(raw_answer, contract), list(contract.warnings)
 
 
@@ -127,7 +136,7 @@ def build_renderer_contract(
     (default: a fresh UUIDv7) is the one to log the chunks, the raw answer
     and this payload under."""
     contract = verify(
-        raw_answer,
+        _core(raw_answer),
         chunks,
         question=question,
         model=model,

@@ -102,7 +102,7 @@ fn verify(
         .map_err(bad)
 }
 
-/// Verifies batch requests (JSON text of `{question?, chunks, answer,
+/// Verifies batch requests (an iterable of JSON text of `{question?, chunks, answer,
 /// trace_id?, model?}` each) on `jobs` threads with the GIL released.
 /// Returns, in input order, the contract's JSON text or the `InputError`
 /// (not raised) of each item.
@@ -110,7 +110,7 @@ fn verify(
 #[pyo3(signature = (requests, *, model=None, jobs=None, profile="default", claims="strict"))]
 fn verify_many<'py>(
     py: Python<'py>,
-    requests: &Bound<'py, PyList>,
+    requests: &Bound<'py, PyAny>,
     model: Option<&Bound<'_, PyAny>>,
     jobs: Option<usize>,
     profile: &str,
@@ -122,7 +122,7 @@ fn verify_many<'py>(
     // Borrow every item's text; the list holds the objects alive, and
     // Python strings and bytes are immutable, so the borrows stay valid
     // while the GIL is released.
-    let items: Vec<Bound<'py, PyAny>> = requests.iter().collect();
+    let items: Vec<Bound<'py, PyAny>> = requests.try_iter()?.collect::<PyResult<_>>()?;
     let docs: Vec<Result<&[u8], BadInput>> = items
         .iter()
         .enumerate()

@@ -8,7 +8,7 @@ the contract's JSON into the output asked for.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Optional, Union, overload
 
 from . import _native
@@ -171,7 +171,7 @@ def verify_many(
     _check_output(output)
     if errors not in ("raise", "return"):
         raise InputError(f"{errors!r} is not one of 'raise', 'return'", "errors")
-    if isinstance(requests, (str, bytes)) or not isinstance(requests, Iterable):
+    if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Iterable):
         raise InputTypeError(
             f"expected an iterable of requests, got {type(requests).__name__}", "requests"
         )
@@ -192,6 +192,7 @@ def verify_many(
         jobs=jobs,
         profile=_name(profile, "profile"),
         claims=_name(claims, "claims"),
+        dicts=output == "dict",
     )
     for i, e in failed.items():
         raw[i] = e
@@ -199,13 +200,10 @@ def verify_many(
         for r in raw:
             if isinstance(r, InputError):
                 raise r
-    if output == "json":
+    if output in ("json", "dict"):
         return raw
-    if output == "dict":
-        loads = json.loads
-        return [r if isinstance(r, InputError) else loads(r) for r in raw]
     validate = Contract.model_validate_json
-    return [r if isinstance(r, InputError) else validate(r) for r in raw]
+    return [r if isinstance(r, (InputError, dict)) else validate(r) for r in raw]
 
 
 @overload

@@ -1,7 +1,7 @@
 # Stubs of the extension module (crates/groundcite-py/src/py.rs). The typed
 # public API is groundcite/__init__.py; these functions take JSON text.
 from collections.abc import Sequence
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from .errors import InputError
 
@@ -16,8 +16,8 @@ def verify(
 ) -> str: ...
 def verify_many(
     requests: Sequence[_Text], *, model: Optional[str] = None, jobs: Optional[int] = None,
-    profile: str = "default", claims: str = "strict",
-) -> list[Union[str, InputError]]: ...
+    profile: str = "default", claims: str = "strict", dicts: bool = False,
+) -> list[Union[str, dict[str, Any], InputError]]: ...
 def parse(
     text: _Text, chunks: _Text, *, question: Optional[str] = None, model: Optional[str] = None,
     trace_id: Optional[str] = None, profile: str = "default", claims: str = "strict",

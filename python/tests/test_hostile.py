@@ -153,6 +153,8 @@ def test_odd_options() -> None:
     with pytest.raises(InputError):
         verify_many("not a list")
     with pytest.raises(InputError):
+        verify_many({"chunks": [], "answer": ANSWER})
+    with pytest.raises(InputError):
         verify_many([], errors="ignore")  # type: ignore[call-overload]
     with pytest.raises(InputError):
         verify(ANSWER, CHUNKS, profile=None)  # type: ignore[call-overload]

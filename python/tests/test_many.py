@@ -58,6 +58,8 @@ def test_outputs_and_input_forms(workload: list[str]) -> None:
     assert all(isinstance(c, Contract) for c in as_bytes)
     for a, b, c, d in zip(as_json, as_dicts, as_bytes, as_models):
         assert without_stamp(json.loads(a)) == without_stamp(b)
+        # The dicts are json.loads's: same keys, order and types (1.0 stays a float).
+        assert json.dumps(without_stamp(json.loads(a))) == json.dumps(without_stamp(b))
         assert without_stamp(c.model_dump()) == without_stamp(b)
         assert without_stamp(d.model_dump()) == without_stamp(b)
 

@@ -202,12 +202,12 @@ pub fn line_error(e: LineError) -> BadInput {
     }
 }
 
-/// One batch item (a JSON request, `groundcite verify --batch`'s line) to
-/// its contract as compact JSON. A blank item is bad input here: a batch
-/// file may hold blank lines, a list of requests may not.
-pub fn verify_item(doc: &[u8], position: usize, options: &Options) -> Result<String, BadInput> {
+/// One batch item (a JSON request, `groundcite verify --batch`'s line)
+/// verified. A blank item is bad input here: a batch file may hold blank
+/// lines, a list of requests may not.
+pub fn verify_item(doc: &[u8], position: usize, options: &Options) -> Result<Contract, BadInput> {
     match verify_line(doc, position, options) {
-        Ok(Some(contract)) => Ok(to_json(&contract)),
+        Ok(Some(contract)) => Ok(contract),
         Ok(None) => Err(BadInput {
             line: Some(position),
             ..BadInput::new("requests", "is blank; expected a JSON request object")
@@ -320,7 +320,7 @@ mod tests {
             ANSWER.replace('\n', " ")
         );
         let out = verify_item(good.as_bytes(), 1, &options).unwrap();
-        let v: Value = serde_json::from_str(&out).unwrap();
+        let v: Value = serde_json::from_str(&to_json(&out)).unwrap();
         assert_eq!(v["model"], "m");
         let e = verify_item(b"{\"chunks\": [}", 7, &options).unwrap_err();
         assert_eq!((e.line, e.path.as_deref()), (Some(7), Some("chunks[0]")));

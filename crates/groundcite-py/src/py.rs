@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
 
 use crate::api::{self, Rules, Stamping};
 use crate::input::{BadInput, Failure, utf8};
@@ -106,8 +106,10 @@ fn verify(
 /// trace_id?, model?}` each) on `jobs` threads with the GIL released.
 /// Returns, in input order, the contract's JSON text or the `InputError`
 /// (not raised) of each item.
+/// With `dicts`, each contract comes back as a `dict` built here (the
+/// `json.loads` of its JSON, without the text in between).
 #[pyfunction]
-#[pyo3(signature = (requests, *, model=None, jobs=None, profile="default", claims="strict"))]
+#[pyo3(signature = (requests, *, model=None, jobs=None, profile="default", claims="strict", dicts=false))]
 fn verify_many<'py>(
     py: Python<'py>,
     requests: &Bound<'py, PyAny>,
@@ -115,6 +117,7 @@ fn verify_many<'py>(
     jobs: Option<usize>,
     profile: &str,
     claims: &str,
+    dicts: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let rules = Rules::parse(profile, claims).map_err(bad)?;
     let model = opt_text("model", model).map_err(bad)?;
@@ -133,21 +136,89 @@ fn verify_many<'py>(
             })
         })
         .collect();
-    let results: Vec<Result<String, BadInput>> = py.detach(|| {
+    // Verified and encoded (JSON text, or a JSON value for `dicts`) on the
+    // worker threads; only building Python objects needs the GIL.
+    let results: Vec<Result<Encoded, BadInput>> = py.detach(|| {
         let threads = options.threads().min(docs.len().max(1));
-        parallel_in_order(&docs, threads, |i, doc| match doc {
-            Ok(bytes) => api::verify_item(bytes, i + 1, &options),
-            Err(e) => Err(e.clone()),
+        parallel_in_order(&docs, threads, |i, doc| {
+            let contract = match doc {
+                Ok(bytes) => api::verify_item(bytes, i + 1, &options)?,
+                Err(e) => return Err(e.clone()),
+            };
+            Ok(if dicts {
+                Encoded::Value(serde_json::to_value(&contract).unwrap_or_else(|e| {
+                    serde_json::json!({"error": {"code": "internal", "message": e.to_string()}})
+                }))
+            } else {
+                Encoded::Text(api::to_json(&contract))
+            })
         })
     });
     let out = PyList::empty(py);
+    let mut keys = Keys::default();
     for r in results {
         match r {
-            Ok(json) => out.append(json)?,
+            Ok(Encoded::Text(json)) => out.append(json)?,
+            Ok(Encoded::Value(value)) => out.append(to_py(py, &value, &mut keys)?)?,
             Err(e) => out.append(bad(e).into_value(py))?,
         }
     }
     Ok(out)
+}
+
+/// A contract encoded off the GIL.
+enum Encoded {
+    Text(String),
+    Value(serde_json::Value),
+}
+
+/// Interned dict keys: contracts repeat a few dozen keys thousands of times.
+#[derive(Default)]
+struct Keys(std::collections::HashMap<String, Py<PyString>>);
+
+/// A JSON value as the Python object `json.loads` makes of it.
+fn to_py<'py>(
+    py: Python<'py>,
+    value: &serde_json::Value,
+    keys: &mut Keys,
+) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value;
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for x in items {
+                list.append(to_py(py, x, keys)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, x) in map {
+                let key = match keys.0.get(k) {
+                    Some(key) => key.bind(py).clone(),
+                    None => {
+                        let key = PyString::intern(py, k);
+                        keys.0.insert(k.clone(), key.clone().unbind());
+                        key
+                    }
+                };
+                dict.set_item(key, to_py(py, x, keys)?)?;
+            }
+            dict.into_any()
+        }
+    })
 }
 
 /// `items` mapped through `f(index, item)` on `threads` scoped threads

@@ -140,7 +140,7 @@ pub fn retrieve(
         .as_deref()
         .map(|q| index.dense_search(q, pool))
         .unwrap_or_default();
-    let mut signals = Signals {
+    let signals = Signals {
         hybrid: query.is_some(),
         bm25_max: lexical.first().and_then(|c| c.score).filter(|s| *s > 0.0),
         cosine_max: dense.first().map(|d| d.1),
@@ -151,6 +151,19 @@ pub fn retrieve(
     };
     let fused = fuse(index, &lexical, &dense, pool)?;
     let ranked = rank_sentences(index, embed, &fused, &lexical, query, question)?;
+    finish(index, &fused, ranked, signals, settings, started)
+}
+
+/// Candidates from the ranking (the ones the answer must quote marked),
+/// the chunks of the answer, and the gate's verdict.
+fn finish(
+    corpus: &dyn Pool,
+    fused: &[Chunk],
+    ranked: crate::rank::Ranking,
+    mut signals: Signals,
+    settings: &AskSettings,
+    started: Instant,
+) -> Result<Retrieval, AskError> {
     signals.best_similarity = ranked.best_similarity;
     signals.best_lexical = ranked.best_lexical;
     signals.parts = ranked.parts;
@@ -158,8 +171,8 @@ pub fn retrieve(
         ranked.order.into_iter().take(settings.candidates).collect();
     require_answering(&mut candidates, ranked.parts);
     let chunks = ChunkSet::new(retrieved_chunks(
-        index,
-        &fused,
+        corpus,
+        fused,
         &candidates,
         settings.top_k,
     )?)
@@ -213,7 +226,7 @@ pub fn retrieve_external(
             .first()
             .and_then(|h| h.similarity)
     });
-    let mut signals = Signals {
+    let signals = Signals {
         hybrid: query.is_some(),
         bm25_max: None,
         cosine_max,
@@ -228,28 +241,7 @@ pub fn retrieve_external(
         }),
     };
     let ranked = rank_sentences(&corpus, embed, &hits, &hits, query, question)?;
-    signals.best_similarity = ranked.best_similarity;
-    signals.best_lexical = ranked.best_lexical;
-    signals.parts = ranked.parts;
-    let mut candidates: Vec<Candidate> =
-        ranked.order.into_iter().take(settings.candidates).collect();
-    require_answering(&mut candidates, ranked.parts);
-    let chunks = ChunkSet::new(retrieved_chunks(
-        &corpus,
-        &hits,
-        &candidates,
-        settings.top_k,
-    )?)
-    .map_err(|e| AskError::Chunks(e.to_string()))?;
-    let verdict = gate(&settings.gate, &chunks, &signals);
-    Ok(Retrieval {
-        chunks,
-        candidates,
-        signals,
-        gate: settings.gate,
-        verdict,
-        time: started.elapsed(),
-    })
+    finish(&corpus, &hits, ranked, signals, settings, started)
 }
 
 /// The first hit of each chunk ID (a service may return a chunk twice; a

@@ -69,20 +69,9 @@ impl AzureSearchRetriever {
                 "name the index's key field as the id field (Azure AI Search has no separate document ID)",
             ));
         }
-        for (what, f) in [
-            ("content field", Some(&fields.content)),
-            ("id field", fields.id.as_ref()),
-            ("title field", fields.title.as_ref()),
-            ("url field", fields.url.as_ref()),
-            ("page field", fields.page.as_ref()),
-            (
-                "semantic configuration",
-                options.semantic_configuration.as_ref(),
-            ),
-        ] {
-            if let Some(f) = f {
-                check_field(NAME, what, f)?;
-            }
+        fields.check(NAME)?;
+        if let Some(cfg) = &options.semantic_configuration {
+            check_field(NAME, "semantic configuration", cfg)?;
         }
         let plain = |s: &str| {
             !s.is_empty()
@@ -102,10 +91,7 @@ impl AzureSearchRetriever {
                 "the API version is not a plain version string",
             ));
         }
-        let mut url = url::Url::parse(&options.endpoint)
-            .ok()
-            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-            .ok_or_else(|| RetrieverError::new(NAME, "the endpoint is not an http(s) URL"))?;
+        let mut url = super::http::endpoint(NAME, &options.endpoint)?;
         let path = format!(
             "{}/indexes/{}/docs/search",
             url.path().trim_end_matches('/'),
@@ -147,16 +133,10 @@ impl Retriever for AzureSearchRetriever {
     }
 
     fn search(&self, question: &str, limit: usize) -> Result<Vec<Chunk>, RetrieverError> {
-        if question.trim().is_empty() {
-            return Ok(Vec::new());
-        }
-        let answer = self
+        let body = self.body(question, limit);
+        let hits = self
             .client
-            .post_json(&self.url, &self.auth, &self.body(question, limit))?;
-        let hits = answer
-            .get("value")
-            .and_then(Value::as_array)
-            .ok_or_else(|| RetrieverError::new(NAME, "the response has no value array"))?;
+            .hits(&self.url, &self.auth, question, &body, "/value")?;
         let score_key = if self.semantic.is_some() {
             "@search.rerankerScore"
         } else {

@@ -60,6 +60,35 @@ impl Client {
         }
     }
 
+    /// The hits of a search: the array at `pointer` of the JSON answer to
+    /// `body` (none for a blank question, which no service should get).
+    pub(crate) fn hits(
+        &self,
+        url: &url::Url,
+        auth: &Auth,
+        question: &str,
+        body: &Value,
+        pointer: &str,
+    ) -> Result<Vec<Value>, RetrieverError> {
+        if question.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        match self
+            .post_json(url, auth, body)?
+            .pointer_mut(pointer)
+            .map(Value::take)
+        {
+            Some(Value::Array(hits)) => Ok(hits),
+            _ => Err(RetrieverError::new(
+                self.name,
+                format!(
+                    "the response has no {} array",
+                    pointer.trim_start_matches('/').replace('/', ".")
+                ),
+            )),
+        }
+    }
+
     async fn send(
         &self,
         url: &url::Url,
@@ -144,6 +173,22 @@ impl Default for FieldMap {
 }
 
 impl FieldMap {
+    /// Every mapped name is a plain field name (it goes into the request).
+    pub(crate) fn check(&self, retriever: &'static str) -> Result<(), RetrieverError> {
+        for (what, f) in [
+            ("content field", Some(&self.content)),
+            ("id field", self.id.as_ref()),
+            ("title field", self.title.as_ref()),
+            ("url field", self.url.as_ref()),
+            ("page field", self.page.as_ref()),
+        ] {
+            if let Some(f) = f {
+                check_field(retriever, what, f)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The fields to ask the service for.
     pub(crate) fn selected(&self) -> Vec<&str> {
         let mut v: Vec<&str> = vec![self.content.as_str()];
@@ -196,6 +241,14 @@ impl FieldMap {
             score: score.filter(|s| s.is_finite()),
         })
     }
+}
+
+/// A service's endpoint: an http(s) URL with a host.
+pub(crate) fn endpoint(retriever: &'static str, s: &str) -> Result<url::Url, RetrieverError> {
+    url::Url::parse(s)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+        .ok_or_else(|| RetrieverError::new(retriever, "the endpoint is not an http(s) URL"))
 }
 
 /// A field name from settings: plain enough to put in a request.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use groundcite_core::Chunk;
 use serde_json::{Value, json};
 
-use super::http::{Auth, Client, FieldMap, check_field};
+use super::http::{Auth, Client, FieldMap};
 use super::{Retriever, RetrieverError};
 
 const NAME: &str = "opensearch";
@@ -58,21 +58,8 @@ impl OpenSearchRetriever {
                 ),
             ));
         }
-        for (what, f) in [
-            ("content field", Some(&fields.content)),
-            ("id field", fields.id.as_ref()),
-            ("title field", fields.title.as_ref()),
-            ("url field", fields.url.as_ref()),
-            ("page field", fields.page.as_ref()),
-        ] {
-            if let Some(f) = f {
-                check_field(NAME, what, f)?;
-            }
-        }
-        let base = url::Url::parse(endpoint)
-            .ok()
-            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-            .ok_or_else(|| RetrieverError::new(NAME, "the endpoint is not an http(s) URL"))?;
+        fields.check(NAME)?;
+        let base = super::http::endpoint(NAME, endpoint)?;
         let url = base
             .join(&format!(
                 "{}/{index}/_search",
@@ -108,16 +95,10 @@ impl Retriever for OpenSearchRetriever {
     }
 
     fn search(&self, question: &str, limit: usize) -> Result<Vec<Chunk>, RetrieverError> {
-        if question.trim().is_empty() {
-            return Ok(Vec::new());
-        }
-        let answer = self
+        let body = self.body(question, limit);
+        let hits = self
             .client
-            .post_json(&self.url, &self.auth, &self.body(question, limit))?;
-        let hits = answer
-            .pointer("/hits/hits")
-            .and_then(Value::as_array)
-            .ok_or_else(|| RetrieverError::new(NAME, "the response has no hits.hits array"))?;
+            .hits(&self.url, &self.auth, question, &body, "/hits/hits")?;
         Ok(hits
             .iter()
             .take(limit)

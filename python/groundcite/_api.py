@@ -31,14 +31,14 @@ Target = Literal["openai", "azure", "anthropic", "bedrock"]
 Result = Union[Contract, dict[str, Any], str]
 
 
-def _out(text: str, output: str) -> Any:
+def _out(result: Union[str, dict[str, Any]], output: str) -> Any:
+    """The native result (JSON text, or a dict when asked for one) in the
+    form ``output`` names."""
     if output == "model":
-        return Contract.model_validate_json(text)
-    if output == "dict":
-        return json.loads(text)
-    if output == "json":
-        return text
-    raise InputError(f"{output!r} is not one of 'model', 'dict', 'json'", "output")
+        if isinstance(result, dict):
+            return Contract.model_validate(result)
+        return Contract.model_validate_json(result)
+    return result
 
 
 def _check_output(output: str) -> None:
@@ -102,6 +102,7 @@ def verify(
         trace_id=optional_text(trace_id, "trace_id"),
         profile=_name(profile, "profile"),
         claims=_name(claims, "claims"),
+        dicts=output == "dict",
     )
     return _out(text, output)  # type: ignore[no-any-return]
 
@@ -255,6 +256,7 @@ def parse(
         trace_id=optional_text(trace_id, "trace_id"),
         profile=_name(profile, "profile"),
         claims=_name(claims, "claims"),
+        dicts=output == "dict",
     )
     return _out(out, output)  # type: ignore[no-any-return]
 
@@ -311,6 +313,7 @@ def convert(
         trace_id=optional_text(trace_id, "trace_id"),
         profile=_name(profile, "profile"),
         claims=_name(claims, "claims"),
+        dicts=output == "dict",
     )
     return _out(out, output)  # type: ignore[no-any-return]
 

@@ -13,7 +13,8 @@ _Text = Union[str, bytes]
 def verify(
     answer: _Text, chunks: _Text, *, question: Optional[str] = None, model: Optional[str] = None,
     trace_id: Optional[str] = None, profile: str = "default", claims: str = "strict",
-) -> str: ...
+    dicts: bool = False,
+) -> Union[str, dict[str, Any]]: ...
 def verify_many(
     requests: Sequence[_Text], *, model: Optional[str] = None, jobs: Optional[int] = None,
     profile: str = "default", claims: str = "strict", dicts: bool = False,
@@ -21,12 +22,13 @@ def verify_many(
 def parse(
     text: _Text, chunks: _Text, *, question: Optional[str] = None, model: Optional[str] = None,
     trace_id: Optional[str] = None, profile: str = "default", claims: str = "strict",
-) -> str: ...
+    dicts: bool = False,
+) -> Union[str, dict[str, Any]]: ...
 def convert(
     provider: str, response: _Text, chunks: _Text, *, request: Optional[_Text] = None,
     question: Optional[str] = None, model: Optional[str] = None, trace_id: Optional[str] = None,
-    profile: str = "default", claims: str = "strict",
-) -> str: ...
+    profile: str = "default", claims: str = "strict", dicts: bool = False,
+) -> Union[str, dict[str, Any]]: ...
 def schema(
     target: str, chunks: Optional[_Text] = None, chunk_ids: Optional[list[str]] = None
 ) -> tuple[str, list[str]]: ...

@@ -77,6 +77,9 @@ def test_outputs_agree(refunds: Any) -> None:
     assert model.model_dump() == as_dict
     assert list(model.model_dump()) == list(as_dict)
     assert json.dumps(model.model_dump()) == json.dumps(as_dict)
+    # output="dict" (built in Rust) is json.loads of the text: keys, order, types.
+    built = verify(answer, chunks, trace_id="t-2", output="dict")
+    assert json.dumps(without_stamp(built)) == json.dumps(without_stamp(as_dict))
 
 
 def test_model_dump_is_the_contract_json_on_the_workload(workload: list[str]) -> None:

@@ -82,10 +82,10 @@ fn stamping(
 /// Verifies `answer` (JSON text of a GroundedAnswer) against `chunks` (JSON
 /// text of an array of chunks); returns the contract as JSON text.
 #[pyfunction]
-#[pyo3(signature = (answer, chunks, *, question=None, model=None, trace_id=None, profile="default", claims="strict"))]
+#[pyo3(signature = (answer, chunks, *, question=None, model=None, trace_id=None, profile="default", claims="strict", dicts=false))]
 #[allow(clippy::too_many_arguments)]
-fn verify(
-    py: Python<'_>,
+fn verify<'py>(
+    py: Python<'py>,
     answer: &Bound<'_, PyAny>,
     chunks: &Bound<'_, PyAny>,
     question: Option<&Bound<'_, PyAny>>,
@@ -93,13 +93,16 @@ fn verify(
     trace_id: Option<&Bound<'_, PyAny>>,
     profile: &str,
     claims: &str,
-) -> PyResult<String> {
+    dicts: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let rules = Rules::parse(profile, claims).map_err(bad)?;
     let stamping = stamping(question, model, trace_id).map_err(bad)?;
     let answer = text("answer", answer).map_err(bad)?;
     let chunks = text("chunks", chunks).map_err(bad)?;
-    py.detach(|| api::verify(answer, chunks, rules, stamping).map(|c| api::to_json(&c)))
-        .map_err(bad)
+    let encoded = py
+        .detach(|| api::verify(answer, chunks, rules, stamping).map(|c| encode(&c, dicts)))
+        .map_err(bad)?;
+    decoded(py, encoded)
 }
 
 /// Verifies batch requests (an iterable of JSON text of `{question?, chunks, answer,
@@ -145,13 +148,7 @@ fn verify_many<'py>(
                 Ok(bytes) => api::verify_item(bytes, i + 1, &options)?,
                 Err(e) => return Err(e.clone()),
             };
-            Ok(if dicts {
-                Encoded::Value(serde_json::to_value(&contract).unwrap_or_else(|e| {
-                    serde_json::json!({"error": {"code": "internal", "message": e.to_string()}})
-                }))
-            } else {
-                Encoded::Text(api::to_json(&contract))
-            })
+            Ok(encode(&contract, dicts))
         })
     });
     let out = PyList::empty(py);
@@ -170,6 +167,26 @@ fn verify_many<'py>(
 enum Encoded {
     Text(String),
     Value(serde_json::Value),
+}
+
+/// The contract as JSON text, or (`dicts`) as a JSON value to build a
+/// `dict` from.
+fn encode(contract: &groundcite_core::Contract, dicts: bool) -> Encoded {
+    if dicts {
+        Encoded::Value(serde_json::to_value(contract).unwrap_or_else(
+            |e| serde_json::json!({"error": {"code": "internal", "message": e.to_string()}}),
+        ))
+    } else {
+        Encoded::Text(api::to_json(contract))
+    }
+}
+
+/// The Python object of an encoded contract: `str` or `dict`.
+fn decoded(py: Python<'_>, encoded: Encoded) -> PyResult<Bound<'_, PyAny>> {
+    match encoded {
+        Encoded::Text(json) => Ok(PyString::new(py, &json).into_any()),
+        Encoded::Value(value) => to_py(py, &value, &mut Keys::default()),
+    }
 }
 
 /// Interned dict keys: contracts repeat a few dozen keys thousands of times.
@@ -266,10 +283,10 @@ fn parallel_in_order<T: Sync, R: Send>(
 /// Verifies a free-form answer with citation markers; raises
 /// `CitationFormatError` when no citation can be extracted.
 #[pyfunction]
-#[pyo3(signature = (text, chunks, *, question=None, model=None, trace_id=None, profile="default", claims="strict"))]
+#[pyo3(signature = (text, chunks, *, question=None, model=None, trace_id=None, profile="default", claims="strict", dicts=false))]
 #[allow(clippy::too_many_arguments)]
-fn parse(
-    py: Python<'_>,
+fn parse<'py>(
+    py: Python<'py>,
     text: &Bound<'_, PyAny>,
     chunks: &Bound<'_, PyAny>,
     question: Option<&Bound<'_, PyAny>>,
@@ -277,21 +294,24 @@ fn parse(
     trace_id: Option<&Bound<'_, PyAny>>,
     profile: &str,
     claims: &str,
-) -> PyResult<String> {
+    dicts: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let rules = Rules::parse(profile, claims).map_err(bad)?;
     let stamping = stamping(question, model, trace_id).map_err(bad)?;
     let answer = self::text("text", text).map_err(bad)?;
     let chunks = self::text("chunks", chunks).map_err(bad)?;
-    py.detach(|| api::parse(answer, chunks, rules, stamping).map(|c| api::to_json(&c)))
-        .map_err(to_pyerr)
+    let encoded = py
+        .detach(|| api::parse(answer, chunks, rules, stamping).map(|c| encode(&c, dicts)))
+        .map_err(to_pyerr)?;
+    decoded(py, encoded)
 }
 
 /// Converts and verifies a provider-native response.
 #[pyfunction]
-#[pyo3(signature = (provider, response, chunks, *, request=None, question=None, model=None, trace_id=None, profile="default", claims="strict"))]
+#[pyo3(signature = (provider, response, chunks, *, request=None, question=None, model=None, trace_id=None, profile="default", claims="strict", dicts=false))]
 #[allow(clippy::too_many_arguments)]
-fn convert(
-    py: Python<'_>,
+fn convert<'py>(
+    py: Python<'py>,
     provider: &str,
     response: &Bound<'_, PyAny>,
     chunks: &Bound<'_, PyAny>,
@@ -301,7 +321,8 @@ fn convert(
     trace_id: Option<&Bound<'_, PyAny>>,
     profile: &str,
     claims: &str,
-) -> PyResult<String> {
+    dicts: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let rules = Rules::parse(profile, claims).map_err(bad)?;
     let stamping = stamping(question, model, trace_id).map_err(bad)?;
     let response = text("response", response).map_err(bad)?;
@@ -311,10 +332,13 @@ fn convert(
         .map(|r| text("request", r))
         .transpose()
         .map_err(bad)?;
-    py.detach(|| {
-        api::convert(provider, response, chunks, request, rules, stamping).map(|c| api::to_json(&c))
-    })
-    .map_err(bad)
+    let encoded = py
+        .detach(|| {
+            api::convert(provider, response, chunks, request, rules, stamping)
+                .map(|c| encode(&c, dicts))
+        })
+        .map_err(bad)?;
+    decoded(py, encoded)
 }
 
 /// The strict structured-output request fragment for `target` as JSON

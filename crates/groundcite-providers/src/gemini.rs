@@ -283,7 +283,9 @@ fn check_node(node: &Value, at: &str, depth: usize) -> Result<(), String> {
             return Err(format!("{here}: `{key}` is not supported"));
         }
         if has_ref && !key.starts_with('$') {
-            return Err(format!("{here}: `$ref` may have no sibling but `$` keywords"));
+            return Err(format!(
+                "{here}: `$ref` may have no sibling but `$` keywords"
+            ));
         }
         match key.as_str() {
             "$defs" | "properties" => {
@@ -309,7 +311,9 @@ fn check_node(node: &Value, at: &str, depth: usize) -> Result<(), String> {
                     return Err(format!("{here}: must be an array"));
                 };
                 if let Some(bad) = list.iter().find(|v| !(v.is_string() || v.is_number())) {
-                    return Err(format!("{here}: enum values must be strings or numbers, not {bad}"));
+                    return Err(format!(
+                        "{here}: enum values must be strings or numbers, not {bad}"
+                    ));
                 }
             }
             _ => {}
@@ -367,7 +371,10 @@ impl Accumulated {
             }
             let code = match e.get("code") {
                 None | Some(Value::Null) => None,
-                Some(c) => Some(c.as_i64().ok_or_else(|| format!("`code` is not a number: {c}"))?),
+                Some(c) => Some(
+                    c.as_i64()
+                        .ok_or_else(|| format!("`code` is not a number: {c}"))?,
+                ),
             };
             self.error = Some((
                 code,
@@ -517,8 +524,14 @@ impl Accumulated {
                     self.text,
                 ));
             }
-            "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII"
-            | "IMAGE_SAFETY" | "IMAGE_PROHIBITED_CONTENT" | "IMAGE_RECITATION" => {
+            "SAFETY"
+            | "RECITATION"
+            | "BLOCKLIST"
+            | "PROHIBITED_CONTENT"
+            | "SPII"
+            | "IMAGE_SAFETY"
+            | "IMAGE_PROHIBITED_CONTENT"
+            | "IMAGE_RECITATION" => {
                 return Err(fail(
                     ErrorKind::ContentFilter,
                     format!("the content filter stopped the answer (finishReason: {reason})"),
@@ -572,31 +585,33 @@ pub fn decode_response(body: &[u8]) -> Result<Generation, ProviderError> {
     acc.into_generation(None, Timings::default(), true)
 }
 
-/// Decodes Server-Sent Event data lines as the streaming client does (one
-/// event per element), for the fuzz target.
+/// Decodes Server-Sent Event data (one event per element) as the
+/// streaming client does, for the fuzz target: the text deltas handed out,
+/// and the generation or error at the end. Never panics.
 pub fn decode_stream<'a>(
     events: impl IntoIterator<Item = &'a str>,
-) -> Result<Generation, ProviderError> {
+) -> (Vec<String>, Result<Generation, ProviderError>) {
     let mut d = GeminiStreamDecoder {
         acc: Accumulated::default(),
     };
     let mut deltas = Vec::new();
     for data in events {
-        d.event(
-            &SseEvent {
-                event: None,
-                data: data.to_string(),
-            },
-            &mut deltas,
-        )?;
+        let e = SseEvent {
+            event: None,
+            data: data.to_string(),
+        };
+        if let Err(e) = d.event(&e, &mut deltas) {
+            return (deltas, Err(e));
+        }
     }
-    Box::new(d).finish(StreamMeta {
+    let end = Box::new(d).finish(StreamMeta {
         request_id: None,
         attempts: 1,
         time_to_headers: std::time::Duration::ZERO,
         time_to_first_token: None,
         total: std::time::Duration::ZERO,
-    })
+    });
+    (deltas, end)
 }
 
 struct GeminiStreamDecoder {
@@ -674,26 +689,42 @@ mod tests {
                 json!({"candidates": [{"content": {"parts": [{"text": "a", "thought": "yes"}]}}]}),
                 "`thought` is not a boolean",
             ),
-            (json!({"usageMetadata": []}), "`usageMetadata` is not an object"),
+            (
+                json!({"usageMetadata": []}),
+                "`usageMetadata` is not an object",
+            ),
             (
                 json!({"usageMetadata": {"promptTokenCount": -1}}),
                 "`promptTokenCount` is not a count",
             ),
-            (json!({"promptFeedback": 1}), "`promptFeedback` is not an object"),
+            (
+                json!({"promptFeedback": 1}),
+                "`promptFeedback` is not an object",
+            ),
             (
                 json!({"promptFeedback": {"blockReason": 2}}),
                 "`blockReason` is not a string",
             ),
             (json!({"error": "x"}), "`error` is not an object"),
             (json!({"error": {"code": "x"}}), "`code` is not a number"),
-            (json!({"modelVersion": []}), "`modelVersion` is not a string"),
+            (
+                json!({"modelVersion": []}),
+                "`modelVersion` is not a string",
+            ),
         ];
         for (v, needle) in cases {
             let e = classify(&v).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Protocol, "{v}: {e}");
             assert!(e.to_string().contains(needle), "{v}: {e}");
         }
-        for bytes in [&b""[..], b"\xff\xfe", b"{", b"null", b"[[[[[[[[", b"\"STOP\""] {
+        for bytes in [
+            &b""[..],
+            b"\xff\xfe",
+            b"{",
+            b"null",
+            b"[[[[[[[[",
+            b"\"STOP\"",
+        ] {
             let e = decode_response(bytes).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Protocol);
         }
@@ -733,7 +764,12 @@ mod tests {
             classify(&candidate("", "LANGUAGE")).unwrap_err().kind(),
             ErrorKind::Refusal
         );
-        for r in ["OTHER", "MALFORMED_FUNCTION_CALL", "FINISH_REASON_UNSPECIFIED", "NEW_ONE"] {
+        for r in [
+            "OTHER",
+            "MALFORMED_FUNCTION_CALL",
+            "FINISH_REASON_UNSPECIFIED",
+            "NEW_ONE",
+        ] {
             let e = classify(&candidate("{}", r)).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidOutput, "{r}");
             assert!(e.to_string().contains(r), "{e}");
@@ -758,25 +794,29 @@ mod tests {
             json!({"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}}]})
                 .to_string()
         };
-        let last = json!({"candidates": [{"content": {"parts": [{"text": "}"}]}, "finishReason": "STOP"}],
+        let last =
+            json!({"candidates": [{"content": {"parts": [{"text": "}"}]}, "finishReason": "STOP"}],
             "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 2}})
-        .to_string();
-        let g = decode_stream([chunk("{\"a\":").as_str(), chunk(" 1").as_str(), &last]).unwrap();
-        assert_eq!(g.output, Output::Json("{\"a\": 1}".into()));
-        let e = decode_stream([chunk("{\"a\":").as_str()]).unwrap_err();
+            .to_string();
+        let (deltas, g) = decode_stream([chunk("{\"a\":").as_str(), chunk(" 1").as_str(), &last]);
+        assert_eq!(g.unwrap().output, Output::Json("{\"a\": 1}".into()));
+        assert_eq!(deltas.concat(), "{\"a\": 1}");
+        let e = decode_stream([chunk("{\"a\":").as_str()]).1.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Truncated);
         let e = decode_stream([
             chunk("{").as_str(),
             r#"{"error": {"code": 429, "message": "Resource has been exhausted", "status": "RESOURCE_EXHAUSTED"}}"#,
         ])
+        .1
         .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::RateLimited);
         let e = decode_stream([
             r#"{"error": {"code": 500, "message": "Internal error", "status": "INTERNAL"}}"#,
         ])
+        .1
         .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Status);
-        let e = decode_stream(["{not json"]).unwrap_err();
+        let e = decode_stream(["{not json"]).1.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Protocol);
     }
 
@@ -787,13 +827,20 @@ mod tests {
         let mut bad = s.schema.clone();
         bad["$defs"]["Citation"]["properties"]["quote"]["pattern"] = json!("^a");
         let e = check_schema(&bad).unwrap_err();
-        assert!(e.contains("/$defs/Citation/properties/quote/pattern"), "{e}");
+        assert!(
+            e.contains("/$defs/Citation/properties/quote/pattern"),
+            "{e}"
+        );
         let mut bad = s.schema.clone();
         bad["properties"]["claims"]["items"]["title"] = json!("x");
         assert!(check_schema(&bad).unwrap_err().contains("sibling"));
         let mut bad = s.schema.clone();
         bad["properties"]["answerable"]["enum"] = json!([true]);
-        assert!(check_schema(&bad).unwrap_err().contains("strings or numbers"));
+        assert!(
+            check_schema(&bad)
+                .unwrap_err()
+                .contains("strings or numbers")
+        );
         assert!(check_schema(&json!(3)).is_err());
     }
 

@@ -77,7 +77,7 @@ mod openai;
 pub mod pipeline;
 pub mod replay;
 pub mod resilience;
-mod responses;
+pub mod responses;
 mod secret;
 mod sse;
 mod types;

@@ -12,10 +12,10 @@ use groundcite_providers::azure::{
 };
 use groundcite_providers::pipeline::Backend;
 use groundcite_providers::{
-    Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_TOKENS, GenerationRequest,
-    Generator, HttpConfig, Mode, Quirks, REASONING_DEFAULT_MAX_TOKENS, ResponseFormatShape,
-    ResponseSchema, Responses, RetryPolicy, SERVER_CHOOSES_MAX_TOKENS, TokenLimitField, env,
-    parse_base_url,
+    Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_TOKENS, Gemini,
+    GenerationRequest, Generator, HttpConfig, Mode, Quirks, REASONING_DEFAULT_MAX_TOKENS,
+    ResponseFormatShape, ResponseSchema, Responses, RetryPolicy, SERVER_CHOOSES_MAX_TOKENS,
+    TokenLimitField, env, parse_base_url,
 };
 
 use crate::config::FileConfig;
@@ -80,7 +80,7 @@ impl<'a> Settings<'a> {
             return <ProviderName as clap::ValueEnum>::from_str(name.trim(), false).map_err(|_| {
                 SettingsError::invalid(
                     PROVIDER_ENV,
-                    format!("unknown provider {name:?}; expected local, azure, openai, openai-responses, anthropic, anthropic-citations, bedrock, bedrock-citations or openai-compatible"),
+                    format!("unknown provider {name:?}; expected local, azure, openai, openai-responses, gemini, anthropic, anthropic-citations, bedrock, bedrock-citations or openai-compatible"),
                 )
             });
         }
@@ -96,8 +96,8 @@ impl<'a> Settings<'a> {
     }
 
     /// The model (the deployment on Azure): `--model` > the provider's
-    /// variable (OPENAI_MODEL, GROUNDCITE_COMPAT_MODEL, ANTHROPIC_MODEL,
-    /// CHAT_DEPLOYMENT, BEDROCK_MODEL_ID) > its key in the file. `None` for
+    /// variable (OPENAI_MODEL, GEMINI_MODEL, GROUNDCITE_COMPAT_MODEL,
+    /// ANTHROPIC_MODEL, CHAT_DEPLOYMENT, BEDROCK_MODEL_ID) > its key in the file. `None` for
     /// the embedded model, which has its own `--model-path`.
     pub fn model(&self, provider: ProviderName) -> Option<String> {
         let f = self.file;
@@ -106,6 +106,7 @@ impl<'a> Settings<'a> {
             ProviderName::Openai | ProviderName::OpenaiResponses => {
                 (env::OPENAI_MODEL, f.openai.model.as_ref())
             }
+            ProviderName::Gemini => (env::GEMINI_MODEL, f.gemini.model.as_ref()),
             ProviderName::OpenaiCompatible => (
                 env::GROUNDCITE_COMPAT_MODEL,
                 f.openai_compatible.model.as_ref(),
@@ -132,6 +133,7 @@ impl<'a> Settings<'a> {
             ProviderName::Openai | ProviderName::OpenaiResponses => {
                 pick(e, flag, env::OPENAI_BASE_URL, f.openai.base_url.as_ref())
             }
+            ProviderName::Gemini => pick(e, flag, env::GEMINI_BASE_URL, f.gemini.base_url.as_ref()),
             ProviderName::OpenaiCompatible => pick(
                 e,
                 flag,
@@ -311,8 +313,45 @@ impl<'a> Settings<'a> {
                 let base = parse_base_url("anthropic", &base)?;
                 Ok(Box::new(Anthropic::new(base, key, model, mode, http)?))
             }
-            ProviderName::Azure => Ok(Box::new(self.azure(http)?)),
+            ProviderName::Gemini => {
+                let base = self
+                    .base_url(provider)
+                    .unwrap_or_else(|| groundcite_providers::GEMINI_BASE_URL.to_string());
+                let model = self.model(provider).ok_or_else(|| {
+                    SettingsError::missing(
+                        "The Gemini model",
+                        Some("--model"),
+                        Some(env::GEMINI_MODEL),
+                        Some("[gemini] model"),
+                    )
+                })?;
+                let key = self.gemini_key()?;
+                let base = parse_base_url("gemini", &base)?;
+                Ok(Box::new(Gemini::new(base, key, model, http)?))
+            }
+            ProviderName::Azure => self.azure(http),
         }
+    }
+
+    /// The Gemini API key: the variable `[gemini] api_key_env` names, else
+    /// `GEMINI_API_KEY`, else `GOOGLE_API_KEY` (Google's SDKs' order).
+    fn gemini_key(&self) -> Result<groundcite_providers::SecretString, SettingsError> {
+        let e = self.env;
+        if let Some(var) = &self.file.gemini.api_key_env {
+            return e.secret(var).ok_or_else(|| {
+                SettingsError::missing("The Gemini API key", None, Some(var.as_str()), None)
+            });
+        }
+        e.secret(env::GEMINI_API_KEY)
+            .or_else(|| e.secret(env::GOOGLE_API_KEY))
+            .ok_or_else(|| {
+                SettingsError::missing(
+                    "The Gemini API key",
+                    None,
+                    Some("GEMINI_API_KEY (or GOOGLE_API_KEY)"),
+                    None,
+                )
+            })
     }
 
     /// The generator for `provider` and the way to build its requests (the
@@ -505,7 +544,7 @@ impl<'a> Settings<'a> {
         ))
     }
 
-    fn azure(&self, http: HttpConfig) -> Result<ChatCompletions, SettingsError> {
+    fn azure(&self, http: HttpConfig) -> Result<Box<dyn Generator>, SettingsError> {
         let (flags, e) = (self.flags, self.env);
         let s = &self.file.azure;
         let endpoint = self.base_url(ProviderName::Azure).ok_or_else(|| {
@@ -650,7 +689,7 @@ impl<'a> Settings<'a> {
             identity.az_command = az;
         }
         let endpoint = parse_base_url("azure", &endpoint)?;
-        Ok(azure::azure_openai(AzureConfig {
+        Ok(azure::azure_generator(AzureConfig {
             endpoint,
             deployment,
             route,
@@ -679,6 +718,10 @@ impl<'a> Settings<'a> {
         let (route, ignored_api_version) = match api {
             AzureApi::V1 => (
                 AzureRoute::V1,
+                env_version.or_else(|| s.api_version.clone()),
+            ),
+            AzureApi::V1Responses => (
+                AzureRoute::V1Responses,
                 env_version.or_else(|| s.api_version.clone()),
             ),
             AzureApi::Versioned => (
@@ -738,6 +781,11 @@ impl AzureRouteChoice {
         };
         let mut line = match &self.route {
             AzureRoute::V1 => format!("azure route: v1 ({}), {field}{forced}", self.source),
+            // The Responses API has one limit field; token_limit_field does not apply.
+            AzureRoute::V1Responses => format!(
+                "azure route: v1-responses ({}), max_output_tokens",
+                self.source
+            ),
             AzureRoute::Versioned { api_version } => format!(
                 "azure route: versioned, api-version {api_version} ({}), {field}{forced}",
                 self.source
@@ -807,6 +855,9 @@ fn local_request(
 ///   (16,384): reasoning models (o-series, gpt-5) count their hidden
 ///   reasoning tokens in `max_completion_tokens` (`max_output_tokens`) and
 ///   need room beyond the answer.
+/// - `gemini`: the same 16,384 as `maxOutputTokens`: Gemini 2.5 and later
+///   are thinking models whose thoughts count against the limit, and take
+///   up to 65,536 (gemini-2.0-flash takes 8,192: set `--max-tokens 8192`).
 /// - `openai-compatible`: none sent ([`SERVER_CHOOSES_MAX_TOKENS`]): the
 ///   server allows what its context leaves after the prompt (vLLM,
 ///   llama.cpp, Ollama, `groundcite serve`), where a fixed limit is too
@@ -817,9 +868,10 @@ fn local_request(
 pub fn default_max_tokens(provider: ProviderName) -> Option<u32> {
     match provider {
         ProviderName::Local => None,
-        ProviderName::Openai | ProviderName::OpenaiResponses | ProviderName::Azure => {
-            Some(REASONING_DEFAULT_MAX_TOKENS)
-        }
+        ProviderName::Openai
+        | ProviderName::OpenaiResponses
+        | ProviderName::Gemini
+        | ProviderName::Azure => Some(REASONING_DEFAULT_MAX_TOKENS),
         ProviderName::OpenaiCompatible => Some(SERVER_CHOOSES_MAX_TOKENS),
         ProviderName::Anthropic
         | ProviderName::AnthropicCitations

@@ -11,7 +11,7 @@
 //! that holds one is rejected, so a key cannot end up in version control.
 //!
 //! ```toml
-//! provider = "azure"          # local (default) | azure | openai | openai-responses | anthropic | anthropic-citations | bedrock | bedrock-citations | openai-compatible
+//! provider = "azure"          # local (default) | azure | openai | openai-responses | gemini | anthropic | anthropic-citations | bedrock | bedrock-citations | openai-compatible
 //! max_tokens = 4096           # default: the provider's (docs/providers.md)
 //! temperature = 0.0
 //! timeout_secs = 120          # one attempt, body included
@@ -32,12 +32,17 @@
 //! [azure]
 //! endpoint = "https://RESOURCE.openai.azure.com"
 //! deployment = "gpt-4o"
-//! api = "v1"                  # or "versioned"; only this (or --azure-api) chooses the route
+//! api = "v1"                  # or "versioned", or "v1-responses" (the Responses API); only this (or --azure-api) chooses the route
 //! api_version = "2024-10-21"  # versioned route only (OPENAI_API_VERSION overrides)
 //! token_limit_field = "max_completion_tokens" # or "max_tokens"; default: v1 and api-versions that take it
 //! auth = "api-key"            # token | client-secret | workload-identity | managed-identity | azure-cli
 //! tenant_id = "…"
 //! client_id = "…"
+//!
+//! [gemini]
+//! base_url = "https://generativelanguage.googleapis.com/v1beta"
+//! model = "gemini-2.5-flash"
+//! api_key_env = "GEMINI_API_KEY" # the variable holding the key; default GEMINI_API_KEY, then GOOGLE_API_KEY
 //!
 //! [anthropic]
 //! model = "claude-sonnet-4-5"
@@ -131,6 +136,9 @@ pub struct FileConfig {
     /// `[azure]`.
     #[serde(default)]
     pub azure: AzureSection,
+    /// `[gemini]`.
+    #[serde(default)]
+    pub gemini: GeminiSection,
     /// `[anthropic]`.
     #[serde(default)]
     pub anthropic: AnthropicSection,
@@ -279,6 +287,19 @@ pub struct AzureSection {
     pub imds_endpoint: Option<String>,
 }
 
+/// `[gemini]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeminiSection {
+    /// API base URL.
+    pub base_url: Option<String>,
+    /// Model.
+    pub model: Option<String>,
+    /// The environment variable that holds the API key (the key itself is
+    /// never read from the file).
+    pub api_key_env: Option<String>,
+}
+
 /// `[anthropic]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -409,7 +430,7 @@ pub fn parse(name: &str, text: &str) -> Result<FileConfig, SettingsError> {
             line: None,
             column: None,
             key: Some(path),
-            message: "groundcite.toml must not hold secrets; set the key in the environment instead (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, AZURE_CLIENT_SECRET, ANTHROPIC_API_KEY, GROUNDCITE_COMPAT_API_KEY or the AWS SDK's own variables and profiles)".into(),
+            message: "groundcite.toml must not hold secrets; set the key in the environment instead (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, AZURE_CLIENT_SECRET, ANTHROPIC_API_KEY, GEMINI_API_KEY, GROUNDCITE_COMPAT_API_KEY or the AWS SDK's own variables and profiles)".into(),
         });
     }
     toml::from_str(text).map_err(|e: toml::de::Error| error(line_of(e.span()), e.message()))
@@ -463,6 +484,8 @@ mod tests {
         assert_eq!(c.azure.api_version.as_deref(), Some("2024-10-21"));
         assert_eq!(c.openai_compatible.server, Some(ServerKind::Vllm));
         assert_eq!(c.openai_compatible.stream_usage, Some(true));
+        assert_eq!(c.gemini.model.as_deref(), Some("gemini-2.5-flash"));
+        assert_eq!(c.gemini.api_key_env.as_deref(), Some("GEMINI_API_KEY"));
         assert_eq!(c.bedrock.strict, Some(true));
         assert_eq!(c.bedrock.structured, Some(BedrockStructuredOutput::Auto));
         assert_eq!(c.answer.schema.as_deref(), Some("my_schema.json"));

@@ -16,22 +16,23 @@ pub struct ProviderFlags {
     /// The provider (else `provider` in groundcite.toml, else local).
     #[arg(long, value_enum, env = "GROUNDCITE_PROVIDER")]
     pub provider: Option<ProviderName>,
-    /// Model (OpenAI, Anthropic, compatible servers, Bedrock) or deployment
-    /// (Azure) (else OPENAI_MODEL, CHAT_DEPLOYMENT, ANTHROPIC_MODEL,
-    /// GROUNDCITE_COMPAT_MODEL or BEDROCK_MODEL_ID, else the file).
+    /// Model (OpenAI, Gemini, Anthropic, compatible servers, Bedrock) or
+    /// deployment (Azure) (else OPENAI_MODEL, GEMINI_MODEL, CHAT_DEPLOYMENT,
+    /// ANTHROPIC_MODEL, GROUNDCITE_COMPAT_MODEL or BEDROCK_MODEL_ID, else
+    /// the file).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// Base URL of the provider's API (Azure: the resource endpoint; else
-    /// OPENAI_BASE_URL, AOAI_ENDPOINT, ANTHROPIC_BASE_URL or
-    /// GROUNDCITE_COMPAT_BASE_URL, else the file).
+    /// OPENAI_BASE_URL, GEMINI_BASE_URL, AOAI_ENDPOINT, ANTHROPIC_BASE_URL
+    /// or GROUNDCITE_COMPAT_BASE_URL, else the file).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Configuration file (else ./groundcite.toml, else groundcite.toml in
     /// the user configuration directory).
     #[arg(long, value_name = "FILE", env = "GROUNDCITE_CONFIG")]
     pub config: Option<String>,
-    /// Output token limit (default: 16384 for openai, openai-responses and
-    /// azure, whose reasoning models count reasoning tokens in it; none sent to an
+    /// Output token limit (default: 16384 for openai, openai-responses,
+    /// gemini and azure, whose reasoning models count reasoning tokens in it; none sent to an
     /// openai-compatible server, which then allows what its context leaves;
     /// 4096 for anthropic and bedrock; the local model's own grammar bound).
     #[arg(long, value_name = "N")]
@@ -52,7 +53,7 @@ pub struct ProviderFlags {
     pub azure_auth: Option<AzureAuth>,
     /// Azure route (default v1; only this or `[azure] api` chooses it;
     /// versioned uses OPENAI_API_VERSION, else `[azure] api_version`, else
-    /// 2024-10-21).
+    /// 2024-10-21; v1-responses is the Responses API on the v1 route).
     #[arg(long, value_enum)]
     pub azure_api: Option<AzureApi>,
     /// OpenAI-compatible server kind (sets its quirks; default generic).

@@ -30,6 +30,9 @@ base_url = "http://file-compat.invalid/v1"
 model = "file-compat-model"
 [bedrock]
 model_id = "file.bedrock"
+[gemini]
+model = "file-gemini"
+base_url = "http://file-gemini.invalid/v1beta"
 [local]
 quotes = "words"
 [ask]
@@ -91,9 +94,11 @@ fn model_and_base_url_are_flag_then_provider_env_then_file() {
         ("AZURE_OPENAI_ENDPOINT", "https://env.openai.azure.com"),
         ("GROUNDCITE_COMPAT_MODEL", "env-compat-model"),
         ("BEDROCK_MODEL_ID", "env.bedrock"),
+        ("GEMINI_MODEL", "env-gemini"),
     ]);
     let empty = MapEnv::default();
     let cases = [
+        (ProviderName::Gemini, "env-gemini", "file-gemini"),
         (ProviderName::Openai, "env-model", "file-model"),
         (ProviderName::OpenaiResponses, "env-model", "file-model"),
         (ProviderName::Anthropic, "env-claude", "file-claude"),
@@ -418,6 +423,85 @@ fn azure_route_is_chosen_by_the_setting_only() {
     assert!(
         c.note()
             .ends_with("max_completion_tokens ([azure] token_limit_field)")
+    );
+}
+
+#[test]
+fn gemini_settings_key_and_default_limit() {
+    let none = ProviderFlags::default();
+    let f = file(FILE);
+    let url = |env: &MapEnv| Settings::new(&none, &f, env).base_url(ProviderName::Gemini);
+    assert_eq!(
+        url(&MapEnv::of([(
+            "GEMINI_BASE_URL",
+            "http://env-gemini.invalid"
+        )]))
+        .as_deref(),
+        Some("http://env-gemini.invalid")
+    );
+    assert_eq!(
+        url(&MapEnv::default()).as_deref(),
+        Some("http://file-gemini.invalid/v1beta")
+    );
+    // GEMINI_API_KEY, else GOOGLE_API_KEY; a missing key names both.
+    let built = |env: &MapEnv, f: &FileConfig| {
+        Settings::new(&none, f, env)
+            .generator(ProviderName::Gemini)
+            .map(|g| g.provider())
+    };
+    assert_eq!(
+        built(&MapEnv::of([("GOOGLE_API_KEY", "AIza-google")]), &f).unwrap(),
+        "gemini"
+    );
+    let e = built(&MapEnv::default(), &f).unwrap_err();
+    assert!(
+        e.to_string().contains("GEMINI_API_KEY (or GOOGLE_API_KEY)"),
+        "{e}"
+    );
+    // [gemini] api_key_env names the one variable to read.
+    let own = file("[gemini]\nmodel = \"m\"\napi_key_env = \"TEAM_GEMINI_KEY\"\n");
+    let e = built(&MapEnv::of([("GEMINI_API_KEY", "AIza-x")]), &own).unwrap_err();
+    assert!(e.to_string().contains("TEAM_GEMINI_KEY"), "{e}");
+    assert!(!e.to_string().contains("AIza-x"), "{e}");
+    assert!(built(&MapEnv::of([("TEAM_GEMINI_KEY", "AIza-y")]), &own).is_ok());
+    assert_eq!(
+        crate::backend::default_max_tokens(ProviderName::Gemini),
+        Some(groundcite_providers::REASONING_DEFAULT_MAX_TOKENS)
+    );
+}
+
+#[test]
+fn azure_v1_responses_route() {
+    use groundcite_providers::azure::AzureRoute;
+
+    use crate::values::AzureApi;
+
+    let flags = ProviderFlags {
+        azure_api: Some(AzureApi::V1Responses),
+        ..ProviderFlags::default()
+    };
+    let empty = MapEnv::default();
+    let c = Settings::new(&flags, &file(FILE), &empty).azure_route();
+    assert_eq!(c.route, AzureRoute::V1Responses);
+    assert!(c.worth_noting());
+    assert_eq!(
+        c.note(),
+        "azure route: v1-responses (--azure-api), max_output_tokens"
+    );
+    let f = file(
+        "[azure]\napi = \"v1-responses\"\nendpoint = \"https://r.openai.azure.com\"\ndeployment = \"d\"\n",
+    );
+    let c = Settings::new(&ProviderFlags::default(), &f, &empty).azure_route();
+    assert_eq!(c.route, AzureRoute::V1Responses);
+    assert_eq!(c.source, "[azure] api");
+    let key = MapEnv::of([("AZURE_OPENAI_API_KEY", "aoai-x")]);
+    let g = Settings::new(&ProviderFlags::default(), &f, &key)
+        .generator(ProviderName::Azure)
+        .unwrap();
+    assert_eq!(g.provider(), "azure");
+    assert_eq!(
+        g.mode(),
+        groundcite_providers::Mode::Structured(groundcite_core::schema::Target::Azure)
     );
 }
 

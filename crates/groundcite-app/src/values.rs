@@ -15,6 +15,8 @@ pub enum ProviderName {
     Openai,
     /// OpenAI's Responses API (structured outputs through `text.format`).
     OpenaiResponses,
+    /// Google's Gemini API (structured outputs, `responseJsonSchema`).
+    Gemini,
     /// Anthropic (structured outputs, `output_config.format`).
     Anthropic,
     /// Anthropic native citations (one document per chunk).
@@ -37,6 +39,7 @@ impl ProviderName {
             ProviderName::Azure => "azure",
             ProviderName::Openai => "openai",
             ProviderName::OpenaiResponses => "openai-responses",
+            ProviderName::Gemini => "gemini",
             ProviderName::Anthropic => "anthropic",
             ProviderName::AnthropicCitations => "anthropic-citations",
             ProviderName::OpenaiCompatible => "openai-compatible",
@@ -80,6 +83,9 @@ pub enum AzureApi {
     /// (OPENAI_API_VERSION or `[azure] api_version`, default 2024-10-21;
     /// the version alone never chooses this route).
     Versioned,
+    /// `/openai/v1/responses`: the Responses API on the v1 route, the
+    /// deployment as `model`.
+    V1Responses,
 }
 
 /// How `--provider bedrock` asks for structured output (`[bedrock] structured`).

@@ -606,3 +606,74 @@ fn cohere_offsets_are_code_points() {
         }
     }
 }
+
+/// Cohere's `start`/`end` count code points, not UTF-16 units nor UTF-8
+/// bytes (docs/native.md gives the sources): with BMP non-ASCII characters
+/// (`ü`, `°`, `—`: one code point, one UTF-16 unit, two or three bytes) and
+/// astral ones (`𝄞`, `💶`: one code point, two UTF-16 units, four bytes)
+/// before the cited span, the code-point span is the claim exactly and
+/// warns nothing, while the same span counted in UTF-16 units or in bytes
+/// misses the stated text and is reported as `span_out_of_range`.
+#[test]
+fn cohere_offsets_past_non_ascii_and_astral_characters_are_code_points() {
+    let set = chunks("cohere/chunks.json");
+    let prefix = "Für Kunden — 20°C 𝄞 💶: ";
+    let claim = "The warranty covers manufacturing defects for two years.";
+    let text = format!("{prefix}{claim}");
+    let response = |start: usize, end: usize, stated: Option<&str>| {
+        let mut c = serde_json::json!({"start": start, "end": end, "type": "TEXT_CONTENT",
+            "sources": [{"type": "document", "id": "warranty#0"}]});
+        if let Some(t) = stated {
+            c["text"] = t.into();
+        }
+        serde_json::json!({"message": {"role": "assistant",
+            "content": [{"type": "text", "text": text}], "citations": [c]},
+            "finish_reason": "COMPLETE"})
+    };
+    let points = (prefix.chars().count(), claim.chars().count());
+    let units = (prefix.encode_utf16().count(), claim.encode_utf16().count());
+    let bytes = (prefix.len(), claim.len());
+    // The three units really differ here, so the test tells them apart.
+    assert!(
+        points.0 < units.0 && units.0 < bytes.0,
+        "{points:?} {units:?} {bytes:?}"
+    );
+
+    let (start, len) = points;
+    for stated in [None, Some(claim)] {
+        let c = dispatch(
+            NativeFormat::Cohere,
+            &response(start, start + len, stated),
+            &set,
+        )
+        .unwrap();
+        assert_eq!(c.claims.len(), 1, "{c:?}");
+        assert_eq!(c.claims[0].text, claim);
+        assert_eq!(c.claims[0].citations[0].chunk_id, "warranty#0");
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        sound(&c, &set);
+    }
+    for (start, len) in [units, bytes] {
+        let c = dispatch(
+            NativeFormat::Cohere,
+            &response(start, start + len, Some(claim)),
+            &set,
+        )
+        .unwrap();
+        let codes: Vec<&str> = c.warnings.iter().map(|w| w.code.as_str()).collect();
+        assert!(codes.contains(&"span_out_of_range"), "{start}..: {codes:?}");
+        // The stated text occurs in the answer, so the claim is kept as stated.
+        assert_eq!(c.claims.len(), 1, "{c:?}");
+        assert_eq!(c.claims[0].text, claim);
+        sound(&c, &set);
+        // Without a stated text, the misread span is not the claim.
+        let c = dispatch(
+            NativeFormat::Cohere,
+            &response(start, start + len, None),
+            &set,
+        )
+        .unwrap();
+        assert!(c.claims.iter().all(|k| k.text != claim), "{start}..: {c:?}");
+        sound(&c, &set);
+    }
+}

@@ -2,6 +2,10 @@
 //!
 //! - **v1 route** (default): `POST {endpoint}/openai/v1/chat/completions`,
 //!   no `api-version`, the deployment name as `model`.
+//! - **v1 Responses route**: `POST {endpoint}/openai/v1/responses`, the
+//!   Responses API ([`crate::Responses`], `text.format` structured output,
+//!   `max_output_tokens`), the deployment name as `model`; chosen by
+//!   [`AzureRoute::V1Responses`], built by [`azure_responses`].
 //! - **versioned route**: `POST {endpoint}/openai/deployments/{deployment}/chat/completions?api-version=2024-10-21`
 //!   (structured outputs need 2024-08-01-preview or later; 2024-10-21 is
 //!   the stable version the seed names).
@@ -32,8 +36,10 @@ pub use crate::credential::{
     IdentityEndpoints, TokenProvider,
 };
 use crate::error::{ErrorKind, ProviderError};
+use crate::generator::Generator;
 use crate::http::HttpConfig;
 use crate::openai::{ChatAuth, ChatCompletions, Quirks, TokenLimitField, join};
+use crate::responses::Responses;
 
 /// The stable API version of the versioned route.
 pub const DEFAULT_API_VERSION: &str = "2024-10-21";
@@ -49,6 +55,8 @@ const PROVIDER: &str = "azure";
 pub enum AzureRoute {
     /// `/openai/v1/chat/completions`, no api-version.
     V1,
+    /// `/openai/v1/responses`, no api-version: the Responses API.
+    V1Responses,
     /// `/openai/deployments/{deployment}/chat/completions?api-version=…`.
     Versioned {
         /// The API version, e.g. [`DEFAULT_API_VERSION`].
@@ -93,6 +101,7 @@ pub const LAST_GA_WITHOUT_MAX_COMPLETION_TOKENS: &str = "2024-10-21";
 /// `max_tokens` for older ones. An api-version that is not
 /// `YYYY-MM-DD[-preview]` gets the current name, `max_completion_tokens`.
 pub fn token_limit_field(route: &AzureRoute) -> TokenLimitField {
+    // (The Responses route's field is `max_output_tokens`, whatever this says.)
     let AzureRoute::Versioned { api_version } = route else {
         return TokenLimitField::MaxCompletionTokens;
     };
@@ -135,7 +144,8 @@ pub fn default_scope(endpoint: &Url) -> &'static str {
     }
 }
 
-/// The chat endpoint URL of `config`'s route.
+/// The endpoint URL of `config`'s route (chat completions, or responses
+/// for [`AzureRoute::V1Responses`]).
 pub fn chat_url(config: &AzureConfig) -> Result<Url, ProviderError> {
     let mut base = config.endpoint.clone();
     // Accept an endpoint given with the v1 suffix (the OpenAI SDK's base URL).
@@ -150,6 +160,7 @@ pub fn chat_url(config: &AzureConfig) -> Result<Url, ProviderError> {
         |e: String| ProviderError::new(ErrorKind::Config, PROVIDER, format!("bad endpoint: {e}"));
     match &config.route {
         AzureRoute::V1 => join(&base, "openai/v1/chat/completions").map_err(bad),
+        AzureRoute::V1Responses => join(&base, "openai/v1/responses").map_err(bad),
         AzureRoute::Versioned { api_version } => {
             let mut segments = vec!["openai", "deployments"];
             segments.push(&config.deployment);
@@ -167,23 +178,56 @@ pub fn chat_url(config: &AzureConfig) -> Result<Url, ProviderError> {
     }
 }
 
-/// An Azure OpenAI Chat Completions client.
-pub fn azure_openai(config: AzureConfig) -> Result<ChatCompletions, ProviderError> {
-    let url = chat_url(&config)?;
+/// The `api-key` header or an Entra token provider for `config`.
+fn auth(config: &AzureConfig) -> ChatAuth {
     let scope = config
         .scope
         .clone()
         .unwrap_or_else(|| default_scope(&config.endpoint).to_string());
-    let auth = match config.credential {
-        AzureCredential::ApiKey(k) => ChatAuth::AzureApiKey(k),
+    match &config.credential {
+        AzureCredential::ApiKey(k) => ChatAuth::AzureApiKey(k.clone()),
         other => ChatAuth::Entra(std::sync::Arc::new(TokenProvider::new(
-            other,
+            other.clone(),
             scope,
             config.identity.clone(),
         ))),
-    };
+    }
+}
+
+/// An Azure OpenAI client for `config`'s route: Chat Completions
+/// ([`azure_openai`]) or the Responses API ([`azure_responses`]).
+pub fn azure_generator(config: AzureConfig) -> Result<Box<dyn Generator>, ProviderError> {
+    Ok(match config.route {
+        AzureRoute::V1Responses => Box::new(azure_responses(config)?),
+        _ => Box::new(azure_openai(config)?),
+    })
+}
+
+/// An Azure OpenAI Responses client on the v1 route
+/// (`{endpoint}/openai/v1/responses`); the route in `config` is ignored.
+pub fn azure_responses(config: AzureConfig) -> Result<Responses, ProviderError> {
+    let url = chat_url(&AzureConfig {
+        route: AzureRoute::V1Responses,
+        ..config.clone()
+    })?;
+    let auth = auth(&config);
+    Responses::azure(url, config.deployment, auth, config.http)
+}
+
+/// An Azure OpenAI Chat Completions client (the v1 or versioned route; a
+/// [`AzureRoute::V1Responses`] config is refused: use [`azure_responses`]).
+pub fn azure_openai(config: AzureConfig) -> Result<ChatCompletions, ProviderError> {
+    if config.route == AzureRoute::V1Responses {
+        return Err(ProviderError::new(
+            ErrorKind::Config,
+            PROVIDER,
+            "the v1 Responses route needs the Responses client (azure_responses)",
+        ));
+    }
+    let url = chat_url(&config)?;
+    let auth = auth(&config);
     let model = match &config.route {
-        AzureRoute::V1 => Some(config.deployment.clone()),
+        AzureRoute::V1 | AzureRoute::V1Responses => Some(config.deployment.clone()),
         AzureRoute::Versioned { .. } => None,
     };
     let quirks = Quirks {
@@ -258,6 +302,14 @@ mod tests {
         assert_eq!(
             chat_url(&v1).unwrap().as_str(),
             "https://res.openai.azure.com/openai/v1/chat/completions"
+        );
+        let responses = config(
+            "https://res.openai.azure.com/openai/v1",
+            AzureRoute::V1Responses,
+        );
+        assert_eq!(
+            chat_url(&responses).unwrap().as_str(),
+            "https://res.openai.azure.com/openai/v1/responses"
         );
         let versioned = config(
             "https://res.openai.azure.com/",

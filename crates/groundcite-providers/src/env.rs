@@ -52,6 +52,16 @@ pub const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
 /// Anthropic model.
 pub const ANTHROPIC_MODEL: &str = "ANTHROPIC_MODEL";
 
+/// Gemini API key (`x-goog-api-key` header; the name Google's SDKs read
+/// first). Secret.
+pub const GEMINI_API_KEY: &str = "GEMINI_API_KEY";
+/// Gemini API key under Google's other SDK name (`GEMINI_API_KEY` wins). Secret.
+pub const GOOGLE_API_KEY: &str = "GOOGLE_API_KEY";
+/// Gemini API base URL (default `https://generativelanguage.googleapis.com/v1beta`).
+pub const GEMINI_BASE_URL: &str = "GEMINI_BASE_URL";
+/// Gemini model (e.g. `gemini-2.5-flash`).
+pub const GEMINI_MODEL: &str = "GEMINI_MODEL";
+
 /// Base URL of an OpenAI-compatible server (vLLM, llama.cpp, Ollama), e.g.
 /// `http://localhost:8000/v1`.
 pub const GROUNDCITE_COMPAT_BASE_URL: &str = "GROUNDCITE_COMPAT_BASE_URL";
@@ -92,6 +102,10 @@ pub const ALL: &[&str] = &[
     ANTHROPIC_API_KEY,
     ANTHROPIC_BASE_URL,
     ANTHROPIC_MODEL,
+    GEMINI_API_KEY,
+    GOOGLE_API_KEY,
+    GEMINI_BASE_URL,
+    GEMINI_MODEL,
     GROUNDCITE_COMPAT_BASE_URL,
     GROUNDCITE_COMPAT_API_KEY,
     GROUNDCITE_COMPAT_MODEL,

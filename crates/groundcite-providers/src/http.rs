@@ -135,6 +135,17 @@ impl Http {
         &self.client
     }
 
+    /// The retry policy, for an adapter that retries a failure the provider
+    /// reports inside a successful (2xx) body.
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.config.retry
+    }
+
+    /// Asks the shared retry budget for one such retry.
+    pub fn spend_retry(&self) -> bool {
+        self.resilience.retry()
+    }
+
     /// Sends the request built by `build` (called once per attempt) and
     /// retries 429, 5xx and connection failures under the policy, the retry
     /// budget and the circuit breaker. Timeouts are not retried: the

@@ -19,7 +19,9 @@
 //! - Adapters: [`ChatCompletions`] (OpenAI, OpenAI-compatible servers with
 //!   [`Quirks`], and Azure OpenAI through [`azure::azure_openai`]),
 //!   [`Responses`] (OpenAI's Responses API, structured output through
-//!   `text.format`) and [`Anthropic`] (structured or native citations);
+//!   `text.format`), [`Gemini`] (the Gemini API's `generateContent`,
+//!   structured output through `responseJsonSchema`) and [`Anthropic`]
+//!   (structured or native citations);
 //!   with the `bedrock` feature, `Bedrock` (Amazon Bedrock Converse through the official AWS
 //!   SDK: tool use or native document citations, module `bedrock`).
 //! - [`SecretString`]: keys and tokens redacted from every `Debug`/`Display`;
@@ -68,13 +70,14 @@ pub mod bedrock;
 mod credential;
 pub mod env;
 mod error;
+pub mod gemini;
 mod generator;
 mod http;
 mod openai;
 pub mod pipeline;
 pub mod replay;
 pub mod resilience;
-mod responses;
+pub mod responses;
 mod secret;
 mod sse;
 mod types;
@@ -86,6 +89,7 @@ pub use bedrock::{
     native_structured_output,
 };
 pub use error::{ErrorKind, ProviderError};
+pub use gemini::{GEMINI_BASE_URL, Gemini};
 pub use generator::{BoxFuture, GenerationStream, Generator, Mode, StreamSender};
 pub use http::{DEFAULT_MAX_RESPONSE_BYTES, HttpConfig, RetryPolicy};
 pub use openai::{

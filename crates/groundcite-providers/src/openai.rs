@@ -29,7 +29,7 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// Request-ID headers OpenAI and compatible servers send.
 const OPENAI_REQUEST_ID_HEADERS: &[&str] = &["x-request-id"];
 /// Azure sends `apim-request-id` always and `x-request-id` too.
-const AZURE_REQUEST_ID_HEADERS: &[&str] = &["apim-request-id", "x-request-id"];
+pub(crate) const AZURE_REQUEST_ID_HEADERS: &[&str] = &["apim-request-id", "x-request-id"];
 
 /// How the chat endpoint is authenticated.
 #[derive(Debug, Clone)]
@@ -43,6 +43,49 @@ pub enum ChatAuth {
     /// `Authorization: Bearer TOKEN` with a Microsoft Entra token from a
     /// credential, refreshed before it expires.
     Entra(Arc<TokenProvider>),
+}
+
+/// The header that authenticates a request under `auth` (name and value),
+/// and every secret the value holds, to scrub from error bodies. Shared by
+/// the Chat Completions and Responses clients.
+pub(crate) async fn auth_header(
+    auth: &ChatAuth,
+    http: &Http,
+) -> Result<
+    (
+        Option<&'static str>,
+        Option<SecretString>,
+        Vec<SecretString>,
+    ),
+    ProviderError,
+> {
+    let (header, secret) = match auth {
+        ChatAuth::None => (None, None),
+        ChatAuth::Bearer(k) => (
+            Some("authorization"),
+            Some(SecretString::new(format!("Bearer {}", k.expose()))),
+        ),
+        ChatAuth::AzureApiKey(k) => (Some("api-key"), Some(k.clone())),
+        ChatAuth::Entra(p) => {
+            let token = p.token(http).await?;
+            (
+                Some("authorization"),
+                Some(SecretString::new(format!("Bearer {}", token.expose()))),
+            )
+        }
+    };
+    let mut secrets: Vec<SecretString> = Vec::new();
+    match auth {
+        ChatAuth::Bearer(k) | ChatAuth::AzureApiKey(k) => secrets.push(k.clone()),
+        _ => {}
+    }
+    if let Some(s) = &secret {
+        secrets.push(s.clone());
+        if let Some(t) = s.expose().strip_prefix("Bearer ") {
+            secrets.push(SecretString::new(t));
+        }
+    }
+    Ok((header, secret, secrets))
 }
 
 /// Shape of `response_format`.
@@ -370,32 +413,7 @@ impl ChatCompletions {
         stream: bool,
     ) -> Result<crate::http::Sent, ProviderError> {
         let body = self.body(request, stream)?;
-        let (header, secret) = match &self.auth {
-            ChatAuth::None => (None, None),
-            ChatAuth::Bearer(k) => (
-                Some("authorization"),
-                Some(SecretString::new(format!("Bearer {}", k.expose()))),
-            ),
-            ChatAuth::AzureApiKey(k) => (Some("api-key"), Some(k.clone())),
-            ChatAuth::Entra(p) => {
-                let token = p.token(&self.http).await?;
-                (
-                    Some("authorization"),
-                    Some(SecretString::new(format!("Bearer {}", token.expose()))),
-                )
-            }
-        };
-        let mut secrets: Vec<SecretString> = Vec::new();
-        match &self.auth {
-            ChatAuth::Bearer(k) | ChatAuth::AzureApiKey(k) => secrets.push(k.clone()),
-            _ => {}
-        }
-        if let Some(s) = &secret {
-            secrets.push(s.clone());
-            if let Some(t) = s.expose().strip_prefix("Bearer ") {
-                secrets.push(SecretString::new(t));
-            }
-        }
+        let (header, secret, secrets) = auth_header(&self.auth, &self.http).await?;
         let client = self.http.client().clone();
         let url = self.url.clone();
         let accept = if stream {

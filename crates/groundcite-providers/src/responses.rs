@@ -16,9 +16,15 @@
 //! | a `refusal` content part                            | [`ErrorKind::Refusal`] (R4)   |
 //! | `incomplete`, reason `max_output_tokens`            | [`ErrorKind::Truncated`] (R3), partial output kept |
 //! | `incomplete`, reason `content_filter`               | [`ErrorKind::ContentFilter`] (R4) |
-//! | `failed` (`error.code`, `error.message`), stream `error` event | [`ErrorKind::Status`] with the code and message |
+//! | `failed`, `error.code: "rate_limit_exceeded"`           | [`ErrorKind::RateLimited`] |
+//! | `failed`, `error.code: "server_error"`                  | [`ErrorKind::Status`], "the provider failed" (retried when whole, [`RETRYABLE_CODES`]) |
+//! | `failed`, any other code (`invalid_prompt`, …), stream `error` event | [`ErrorKind::Status`], "the request was rejected", with the code and message |
 //! | a stream that ends without a terminal event         | [`ErrorKind::Truncated`]      |
 //! | not JSON, no `output`, wrong types                  | [`ErrorKind::Protocol`]       |
+//!
+//! The same client serves Azure OpenAI's v1 Responses route
+//! (`{endpoint}/openai/v1/responses`, see [`crate::azure`]): the deployment
+//! as `model`, an `api-key` header or a Microsoft Entra bearer token.
 
 use groundcite_core::schema::Target;
 use serde_json::{Map, Value, json};
@@ -27,6 +33,7 @@ use url::Url;
 use crate::error::{ErrorKind, ProviderError};
 use crate::generator::{BoxFuture, GenerationStream, Generator, Mode, StreamDecoder, StreamMeta};
 use crate::http::{Http, HttpConfig, join, read_body};
+use crate::openai::{AZURE_REQUEST_ID_HEADERS, ChatAuth, auth_header};
 use crate::secret::SecretString;
 use crate::sse::SseEvent;
 use crate::types::{FinishReason, Generation, GenerationRequest, Output, Timings, Usage};
@@ -34,12 +41,21 @@ use crate::types::{FinishReason, Generation, GenerationRequest, Output, Timings,
 const PROVIDER: &str = "openai-responses";
 const REQUEST_ID_HEADERS: &[&str] = &["x-request-id"];
 
-/// A Responses API client (OpenAI, `Authorization: Bearer`).
+/// The `error.code`s of a `failed` response that say the provider, not the
+/// request, failed: the whole (non-streamed) call is sent again under the
+/// retry policy, as for an HTTP 429 or 5xx.
+pub const RETRYABLE_CODES: &[&str] = &["rate_limit_exceeded", "server_error"];
+
+/// A Responses API client (OpenAI with `Authorization: Bearer`; Azure
+/// OpenAI's v1 route with `api-key` or an Entra token).
 #[derive(Debug, Clone)]
 pub struct Responses {
+    provider: &'static str,
     url: Url,
     model: String,
-    api_key: SecretString,
+    auth: ChatAuth,
+    target: Target,
+    request_id_headers: &'static [&'static str],
     http: Http,
 }
 
@@ -55,10 +71,32 @@ impl Responses {
             ProviderError::new(ErrorKind::Config, PROVIDER, format!("bad base URL: {e}"))
         })?;
         Ok(Responses {
+            provider: PROVIDER,
             url,
             model,
-            api_key,
+            auth: ChatAuth::Bearer(api_key),
+            target: Target::OpenAi,
+            request_id_headers: REQUEST_ID_HEADERS,
             http: Http::new(http, PROVIDER)?,
+        })
+    }
+
+    /// Azure OpenAI's v1 Responses route at a fully built URL (see
+    /// [`crate::azure`]): the deployment as `model`, Azure's schema limits.
+    pub(crate) fn azure(
+        url: Url,
+        deployment: String,
+        auth: ChatAuth,
+        http: HttpConfig,
+    ) -> Result<Responses, ProviderError> {
+        Ok(Responses {
+            provider: "azure",
+            url,
+            model: deployment,
+            auth,
+            target: Target::Azure,
+            request_id_headers: AZURE_REQUEST_ID_HEADERS,
+            http: Http::new(http, "azure")?,
         })
     }
 
@@ -72,7 +110,7 @@ impl Responses {
         let Some(schema) = &request.schema else {
             return Err(ProviderError::new(
                 ErrorKind::Config,
-                PROVIDER,
+                self.provider,
                 "a structured-output schema is required (native citations are an Anthropic mode)",
             ));
         };
@@ -111,8 +149,7 @@ impl Responses {
         stream: bool,
     ) -> Result<crate::http::Sent, ProviderError> {
         let body = self.body(request, stream)?;
-        let bearer = SecretString::new(format!("Bearer {}", self.api_key.expose()));
-        let secrets = [self.api_key.clone(), bearer.clone()];
+        let (header, secret, secrets) = auth_header(&self.auth, &self.http).await?;
         let client = self.http.client().clone();
         let url = self.url.clone();
         let accept = if stream {
@@ -122,33 +159,72 @@ impl Responses {
         };
         self.http
             .send(
-                PROVIDER,
+                self.provider,
                 || {
-                    client
+                    let mut rb = client
                         .post(url.clone())
                         .header("accept", accept)
-                        .header("authorization", bearer.expose())
-                        .json(&body)
+                        .json(&body);
+                    if let (Some(h), Some(s)) = (header, &secret) {
+                        rb = rb.header(h, s.expose());
+                    }
+                    rb
                 },
-                REQUEST_ID_HEADERS,
+                self.request_id_headers,
                 &secrets,
             )
             .await
     }
 
+    /// The whole response; a `failed` one whose code is in
+    /// [`RETRYABLE_CODES`] is sent again under the retry policy and budget
+    /// (HTTP-level retries happen inside each send).
     async fn run(&self, request: &GenerationRequest) -> Result<Generation, ProviderError> {
+        let policy = *self.http.retry_policy();
+        let started = std::time::Instant::now();
+        let mut attempts = 0u32;
+        let mut retries = 0u32;
+        loop {
+            let (acc, request_id, timings) = self.run_once(request).await?;
+            attempts += timings.attempts;
+            let retryable = acc
+                .error
+                .as_ref()
+                .and_then(|(code, _)| code.as_deref())
+                .is_some_and(|c| RETRYABLE_CODES.contains(&c));
+            if retryable && retries < policy.max_retries && self.http.spend_retry() {
+                retries += 1;
+                tokio::time::sleep(crate::http::backoff(&policy, retries)).await;
+                continue;
+            }
+            return acc.into_generation(
+                request_id,
+                Timings {
+                    attempts,
+                    total: started.elapsed(),
+                    ..timings
+                },
+            );
+        }
+    }
+
+    /// One send of the whole request, read and parsed (not yet classified).
+    async fn run_once(
+        &self,
+        request: &GenerationRequest,
+    ) -> Result<(Accumulated, Option<String>, Timings), ProviderError> {
         let sent = self.send(request, false).await?;
         let (body, request_id, attempts, started, time_to_headers) =
-            read_body(sent, PROVIDER).await?;
+            read_body(sent, self.provider).await?;
         let protocol = |message: String| {
-            ProviderError::new(ErrorKind::Protocol, PROVIDER, message)
+            ProviderError::new(ErrorKind::Protocol, self.provider, message)
                 .with_body(body.clone())
                 .with_request_id(request_id.clone())
                 .with_attempts(attempts)
         };
         let value: Value = serde_json::from_str(&body)
             .map_err(|e| protocol(format!("the response is not JSON: {e}")))?;
-        let mut acc = Accumulated::default();
+        let mut acc = Accumulated::new(self.provider);
         acc.absorb_response(&value, true).map_err(protocol)?;
         let timings = Timings {
             time_to_headers,
@@ -156,7 +232,7 @@ impl Responses {
             total: started.elapsed(),
             attempts,
         };
-        acc.into_generation(request_id, timings)
+        Ok((acc, request_id, timings))
     }
 
     async fn run_stream(
@@ -165,10 +241,10 @@ impl Responses {
     ) -> Result<GenerationStream, ProviderError> {
         let sent = self.send(request, true).await?;
         Ok(GenerationStream::new(
-            PROVIDER,
+            self.provider,
             sent,
             Box::new(ResponsesStreamDecoder {
-                acc: Accumulated::default(),
+                acc: Accumulated::new(self.provider),
             }),
         ))
     }
@@ -176,11 +252,11 @@ impl Responses {
 
 impl Generator for Responses {
     fn provider(&self) -> &'static str {
-        PROVIDER
+        self.provider
     }
 
     fn mode(&self) -> Mode {
-        Mode::Structured(Target::OpenAi)
+        Mode::Structured(self.target)
     }
 
     fn generate<'a>(
@@ -199,8 +275,9 @@ impl Generator for Responses {
 }
 
 /// What a response (whole or streamed) said, before classification.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Accumulated {
+    provider: &'static str,
     text: Option<String>,
     refusal: Option<String>,
     /// `completed`, `incomplete`, `failed`, … (absent until a terminal
@@ -235,6 +312,19 @@ fn error_of(v: &Value) -> Result<Option<(Option<String>, String)>, String> {
 }
 
 impl Accumulated {
+    fn new(provider: &'static str) -> Accumulated {
+        Accumulated {
+            provider,
+            text: None,
+            refusal: None,
+            status: None,
+            incomplete_reason: None,
+            error: None,
+            model: None,
+            usage: Usage::default(),
+        }
+    }
+
     /// Reads a response object. `with_output`: take the text from
     /// `output[]` (a whole response; a stream's text comes from its deltas,
     /// and its terminal event only fills in what the deltas lacked).
@@ -317,8 +407,9 @@ impl Accumulated {
         request_id: Option<String>,
         timings: Timings,
     ) -> Result<Generation, ProviderError> {
+        let provider = self.provider;
         let fail = |kind, message: String, partial: Option<String>| {
-            ProviderError::new(kind, PROVIDER, message)
+            ProviderError::new(kind, provider, message)
                 .with_request_id(request_id.clone())
                 .with_attempts(timings.attempts)
                 .with_partial_output(partial)
@@ -326,10 +417,19 @@ impl Accumulated {
                 .with_usage(self.usage)
         };
         if let Some((code, message)) = &self.error {
+            // OpenAI's documented `error.code`s of a failed response: a
+            // rate limit and a server error are the provider's; every other
+            // code (`invalid_prompt`, image and vector-store errors, …)
+            // rejects the request.
+            let (kind, what) = match code.as_deref() {
+                Some("rate_limit_exceeded") => (ErrorKind::RateLimited, "rate limited"),
+                Some("server_error") => (ErrorKind::Status, "the provider failed"),
+                _ => (ErrorKind::Status, "the request was rejected"),
+            };
             let code = code.as_deref().unwrap_or("no code");
             return Err(fail(
-                ErrorKind::Status,
-                format!("the response failed ({code}): {message}"),
+                kind,
+                format!("{what}: the response failed ({code}): {message}"),
                 self.text,
             ));
         }
@@ -401,14 +501,57 @@ impl Accumulated {
     }
 }
 
+/// Decodes a Responses API body as the non-streamed client does (one send:
+/// a retryable `failed` is classified, not sent again), for the fuzz
+/// target: never panics, whatever the bytes.
+pub fn decode_response(body: &[u8]) -> Result<Generation, ProviderError> {
+    let text = String::from_utf8_lossy(body);
+    let protocol = |m: String| ProviderError::new(ErrorKind::Protocol, PROVIDER, m);
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| protocol(format!("the response is not JSON: {e}")))?;
+    let mut acc = Accumulated::new(PROVIDER);
+    acc.absorb_response(&value, true).map_err(protocol)?;
+    acc.into_generation(None, Timings::default())
+}
+
+/// Decodes Server-Sent Events (`(event name, data)`) as the streaming
+/// client does, for the fuzz target: the text deltas handed out, and the
+/// generation or error at the end. Never panics.
+pub fn decode_stream<'a>(
+    events: impl IntoIterator<Item = (Option<&'a str>, &'a str)>,
+) -> (Vec<String>, Result<Generation, ProviderError>) {
+    let mut d = ResponsesStreamDecoder {
+        acc: Accumulated::new(PROVIDER),
+    };
+    let mut deltas = Vec::new();
+    for (event, data) in events {
+        let e = SseEvent {
+            event: event.map(str::to_string),
+            data: data.to_string(),
+        };
+        if let Err(e) = d.event(&e, &mut deltas) {
+            return (deltas, Err(e));
+        }
+    }
+    let end = Box::new(d).finish(StreamMeta {
+        request_id: None,
+        attempts: 1,
+        time_to_headers: std::time::Duration::ZERO,
+        time_to_first_token: None,
+        total: std::time::Duration::ZERO,
+    });
+    (deltas, end)
+}
+
 struct ResponsesStreamDecoder {
     acc: Accumulated,
 }
 
 impl StreamDecoder for ResponsesStreamDecoder {
     fn event(&mut self, event: &SseEvent, deltas: &mut Vec<String>) -> Result<(), ProviderError> {
+        let provider = self.acc.provider;
         let protocol = |message: String| {
-            ProviderError::new(ErrorKind::Protocol, PROVIDER, message).with_body(event.data.clone())
+            ProviderError::new(ErrorKind::Protocol, provider, message).with_body(event.data.clone())
         };
         if event.data.trim().is_empty() || event.data.trim() == "[DONE]" {
             return Ok(());
@@ -488,7 +631,7 @@ mod tests {
     }
 
     fn classify(v: &Value) -> Result<Generation, ProviderError> {
-        let mut acc = Accumulated::default();
+        let mut acc = Accumulated::new(PROVIDER);
         acc.absorb_response(v, true)
             .map_err(|m| ProviderError::new(ErrorKind::Protocol, PROVIDER, m))?;
         acc.into_generation(None, timings())
@@ -557,7 +700,7 @@ mod tests {
             ),
         ] {
             let mut d = ResponsesStreamDecoder {
-                acc: Accumulated::default(),
+                acc: Accumulated::new(PROVIDER),
             };
             let e = d
                 .event(
@@ -596,6 +739,23 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Status);
         assert!(e.to_string().contains("server_error") && e.to_string().contains("boom"));
+        assert!(e.to_string().contains("the provider failed"), "{e}");
+        let failed = |code: &str| {
+            classify(&json!({"status": "failed",
+                "error": {"code": code, "message": "m"}, "output": []}))
+            .unwrap_err()
+        };
+        let e = failed("rate_limit_exceeded");
+        assert_eq!(e.kind(), ErrorKind::RateLimited, "{e}");
+        for code in ["invalid_prompt", "vector_store_timeout", "something_new"] {
+            let e = failed(code);
+            assert_eq!(e.kind(), ErrorKind::Status, "{e}");
+            assert!(e.to_string().contains("the request was rejected"), "{e}");
+            assert!(e.to_string().contains(code), "{e}");
+        }
+        let e = classify(&json!({"status": "failed", "error": {"message": "m"}, "output": []}))
+            .unwrap_err();
+        assert!(e.to_string().contains("no code"), "{e}");
         let g = classify(&json!({"status": "completed", "model": "m",
             "usage": {"input_tokens": 3, "output_tokens": 4},
             "output": [{"type": "reasoning", "summary": []},

@@ -17,7 +17,7 @@ use groundcite_providers::azure::{
 };
 use groundcite_providers::replay::{Cassette, ReplayServer};
 use groundcite_providers::{
-    Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_RESPONSE_BYTES,
+    Anthropic, AnthropicMode, ChatCompletions, CompatServer, DEFAULT_MAX_RESPONSE_BYTES, Gemini,
     Generation, GenerationRequest, Generator, HttpConfig, Mode, NativeSources, Output,
     ProviderError, Responses, RetryPolicy, SecretString, TokenLimitField,
 };
@@ -33,6 +33,7 @@ const SECRETS: &[&str] = &[
     "sk-ant-test-FAKE-0001",
     "compat-test-FAKE-0001",
     "identity-header-FAKE-0001",
+    "AIza-test-FAKE-gemini-0001",
 ];
 
 fn testdata() -> PathBuf {
@@ -91,6 +92,15 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
                 url("/v1"),
                 SecretString::new("sk-test-FAKE-openai-0001"),
                 s("model").unwrap_or_else(|| "gpt-4o-2024-08-06".into()),
+                http(input),
+            )
+            .unwrap(),
+        ),
+        "gemini" => Box::new(
+            Gemini::new(
+                url("/v1beta"),
+                SecretString::new("AIza-test-FAKE-gemini-0001"),
+                s("model").unwrap_or_else(|| "gemini-2.5-flash".into()),
                 http(input),
             )
             .unwrap(),
@@ -185,6 +195,7 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
             };
             let route = match s("route").as_deref().unwrap_or("v1") {
                 "v1" => AzureRoute::V1,
+                "v1-responses" => AzureRoute::V1Responses,
                 "versioned" => AzureRoute::Versioned {
                     api_version: s("api_version").unwrap_or_else(|| "2024-10-21".into()),
                 },
@@ -195,19 +206,17 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
                 "max_completion_tokens" => TokenLimitField::MaxCompletionTokens,
                 other => panic!("unknown token_limit_field {other}"),
             });
-            Box::new(
-                groundcite_providers::azure::azure_openai(AzureConfig {
-                    endpoint: url(""),
-                    deployment: s("deployment").unwrap_or_else(|| "gpt-4o".into()),
-                    route,
-                    credential,
-                    scope: None,
-                    identity,
-                    token_limit_field,
-                    http: http(input),
-                })
-                .unwrap(),
-            )
+            groundcite_providers::azure::azure_generator(AzureConfig {
+                endpoint: url(""),
+                deployment: s("deployment").unwrap_or_else(|| "gpt-4o".into()),
+                route,
+                credential,
+                scope: None,
+                identity,
+                token_limit_field,
+                http: http(input),
+            })
+            .unwrap()
         }
         other => panic!("unknown provider {other}"),
     }
@@ -434,6 +443,11 @@ async fn openai_responses() {
 }
 
 #[tokio::test]
+async fn gemini() {
+    run_provider("gemini").await;
+}
+
+#[tokio::test]
 async fn azure() {
     run_provider("azure").await;
 }
@@ -458,6 +472,7 @@ fn every_provider_has_the_failure_cases() {
     for provider in [
         "openai",
         "openai-responses",
+        "gemini",
         "azure",
         "anthropic",
         "anthropic-citations",
@@ -467,10 +482,17 @@ fn every_provider_has_the_failure_cases() {
             .iter()
             .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
             .collect();
+        // Gemini has no refusal field: its declines are finish reasons
+        // (`safety`, `recitation`, `prompt_blocked`).
+        let refusal = if provider == "gemini" {
+            "safety"
+        } else {
+            "refusal"
+        };
         for required in [
             "success",
             "streaming",
-            "refusal",
+            refusal,
             "truncation",
             "rate_limited_then_success",
             "server_error",

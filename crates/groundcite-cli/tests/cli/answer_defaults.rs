@@ -6,9 +6,13 @@
 //! - `openai`, `azure`: `max_completion_tokens: 16384` (reasoning models
 //!   count their reasoning tokens in it); `openai-responses`:
 //!   `max_output_tokens: 16384`, for the same reason;
+//!   azure's v1 Responses route: `max_output_tokens: 16384`; `gemini`:
+//!   `generationConfig.maxOutputTokens: 16384` (thinking models count
+//!   their thoughts in it);
 //! - `openai-compatible`: no limit at all (the server allows what its
 //!   context leaves);
-//! - `anthropic`: `max_tokens: 4096` (the API requires one).
+//! - `anthropic`: `max_tokens: 4096` (the API requires one); `bedrock`:
+//!   `inferenceConfig.maxTokens: 4096` (with the `bedrock` feature).
 
 // Test helpers outside #[test] functions unwrap too: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
@@ -28,9 +32,10 @@ fn workdir(name: &str) -> PathBuf {
     d
 }
 
-/// Loads `case`, sets the expected request's token-limit `field` to
-/// `default` (`None`: the field must be absent), replays it to `groundcite
-/// answer` with `args` and `env`, and checks the exchange and the contract.
+/// Loads `case`, sets the expected request's token limit (`field`, a
+/// JSON pointer into the body) to `default` (`None`: the field must be
+/// absent), replays it to `groundcite answer` with `args` and `env`, and
+/// checks the exchange and the contract.
 fn answers_with_the_default(
     case: &str,
     field: &str,
@@ -39,10 +44,12 @@ fn answers_with_the_default(
     args: &[&str],
 ) {
     let mut cassette = Cassette::load(&repo().join("testdata/providers").join(case)).unwrap();
+    let (parent, field) = field.rsplit_once('/').unwrap();
     let body = cassette.exchanges[0]
         .request
         .body
         .as_mut()
+        .and_then(|b| b.pointer_mut(parent))
         .and_then(Value::as_object_mut)
         .unwrap();
     assert!(
@@ -70,8 +77,13 @@ fn answers_with_the_default(
             "--base-url",
         ])
         .arg(
-            if case.starts_with("azure") || case.starts_with("anthropic") {
+            if case.starts_with("azure")
+                || case.starts_with("anthropic")
+                || case.starts_with("bedrock")
+            {
                 base.clone()
+            } else if case.starts_with("gemini") {
+                format!("{base}/v1beta")
             } else {
                 format!("{base}/v1")
             },
@@ -90,7 +102,7 @@ fn answers_with_the_default(
 fn openai_defaults_to_16384_completion_tokens() {
     answers_with_the_default(
         "openai/success.json",
-        "max_completion_tokens",
+        "/max_completion_tokens",
         Some(16_384),
         &[("OPENAI_API_KEY", "sk-test-FAKE-openai-0001")],
         &["--provider", "openai", "--model", "gpt-4o-2024-08-06"],
@@ -101,7 +113,7 @@ fn openai_defaults_to_16384_completion_tokens() {
 fn openai_responses_defaults_to_16384_output_tokens() {
     answers_with_the_default(
         "openai-responses/success.json",
-        "max_output_tokens",
+        "/max_output_tokens",
         Some(16_384),
         &[("OPENAI_API_KEY", "sk-test-FAKE-openai-0001")],
         &[
@@ -117,7 +129,7 @@ fn openai_responses_defaults_to_16384_output_tokens() {
 fn azure_defaults_to_16384_completion_tokens() {
     answers_with_the_default(
         "azure/success.json",
-        "max_completion_tokens",
+        "/max_completion_tokens",
         Some(16_384),
         &[
             ("CHAT_DEPLOYMENT", "gpt-4o"),
@@ -128,10 +140,61 @@ fn azure_defaults_to_16384_completion_tokens() {
 }
 
 #[test]
+fn azure_v1_responses_defaults_to_16384_output_tokens() {
+    answers_with_the_default(
+        "azure/responses_success.json",
+        "/max_output_tokens",
+        Some(16_384),
+        &[
+            ("CHAT_DEPLOYMENT", "gpt-4o"),
+            ("AZURE_OPENAI_API_KEY", "aoai-test-FAKE-key-0001"),
+        ],
+        &["--provider", "azure", "--azure-api", "v1-responses"],
+    );
+}
+
+#[test]
+fn gemini_defaults_to_16384_output_tokens() {
+    answers_with_the_default(
+        "gemini/success.json",
+        "/generationConfig/maxOutputTokens",
+        Some(16_384),
+        &[("GEMINI_API_KEY", "AIza-test-FAKE-gemini-0001")],
+        &["--provider", "gemini", "--model", "gemini-2.5-flash"],
+    );
+}
+
+#[cfg(feature = "bedrock")]
+#[test]
+fn bedrock_defaults_to_4096_tokens() {
+    let dir = workdir("bedrock-home");
+    let home = dir.display().to_string();
+    answers_with_the_default(
+        "bedrock/native_success.json",
+        "/inferenceConfig/maxTokens",
+        Some(4096),
+        &[
+            ("HOME", home.as_str()),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+            ("AWS_ACCESS_KEY_ID", "AKIAFAKEBEDROCK0001"),
+            ("AWS_SECRET_ACCESS_KEY", "FAKE-bedrock-secret-key-0001"),
+            ("AWS_SESSION_TOKEN", "FAKE-session-token-bedrock-0001"),
+            ("AWS_REGION", "us-east-1"),
+        ],
+        &[
+            "--provider",
+            "bedrock",
+            "--model",
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        ],
+    );
+}
+
+#[test]
 fn openai_compatible_sends_no_limit() {
     answers_with_the_default(
         "openai-compatible/success.json",
-        "max_tokens",
+        "/max_tokens",
         None,
         &[],
         &[
@@ -149,7 +212,7 @@ fn openai_compatible_sends_no_limit() {
 fn anthropic_defaults_to_4096_tokens() {
     answers_with_the_default(
         "anthropic/success.json",
-        "max_tokens",
+        "/max_tokens",
         Some(4096),
         &[("ANTHROPIC_API_KEY", "sk-ant-test-FAKE-0001")],
         &["--provider", "anthropic", "--model", "claude-sonnet-4-5"],

@@ -17,6 +17,7 @@ const SECRETS: &[&str] = &[
     "sk-test-FAKE-openai-0001",
     "aoai-test-FAKE-key-0001",
     "sk-ant-test-FAKE-0001",
+    "AIza-test-FAKE-gemini-0001",
 ];
 
 fn repo() -> PathBuf {
@@ -280,6 +281,133 @@ fn azure_settings_from_the_seed_variables() {
     no_problems(&server);
     assert_eq!(c["answerable"], true);
     assert_eq!(c["model"], "gpt-4o-2024-08-06");
+}
+
+/// `--azure-api v1-responses`: the Responses API on Azure's v1 route, the
+/// deployment as `model`, said on start-up.
+#[test]
+fn azure_v1_responses_route() {
+    let (_, server) = cassette("azure/responses_success.json");
+    let base = server.base_url();
+    let out = answer(
+        &workdir("azure-responses"),
+        &[
+            ("AOAI_ENDPOINT", base.as_str()),
+            ("CHAT_DEPLOYMENT", "gpt-4o"),
+            ("AZURE_OPENAI_API_KEY", "aoai-test-FAKE-key-0001"),
+        ],
+        &["--provider", "azure", "--azure-api", "v1-responses"],
+    );
+    let c = contract(&out);
+    no_problems(&server);
+    assert_eq!(c["answerable"], true);
+    assert_eq!(c["claims"].as_array().unwrap().len(), 2, "{c}");
+    assert!(
+        stderr(&out).contains("note: azure route: v1-responses (--azure-api), max_output_tokens"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--provider gemini`: the key from GEMINI_API_KEY in `x-goog-api-key`,
+/// whole and streamed, and its finish reasons and prompt blocks as
+/// contracts.
+#[test]
+fn answer_through_gemini() {
+    const GEMINI_ENV: &[(&str, &str)] = &[("GEMINI_API_KEY", "AIza-test-FAKE-gemini-0001")];
+    let args = |base: &str| {
+        vec![
+            "--provider".to_string(),
+            "gemini".into(),
+            "--model".into(),
+            "gemini-2.5-flash".into(),
+            "--base-url".into(),
+            format!("{base}/v1beta"),
+            "--max-retries".into(),
+            "2".into(),
+        ]
+    };
+    let (_, server) = cassette("gemini/success.json");
+    let out = answer(
+        &workdir("gemini"),
+        GEMINI_ENV,
+        &strs(&args(&server.base_url())),
+    );
+    let c = contract(&out);
+    no_problems(&server);
+    assert_eq!(c["answerable"], true);
+    assert_eq!(c["claims"].as_array().unwrap().len(), 2, "{c}");
+    assert_eq!(c["model"], "gemini-2.5-flash");
+
+    let (_, server) = cassette("gemini/streaming.json");
+    let mut a = args(&server.base_url());
+    a.push("--stream".into());
+    let out = answer(&workdir("gemini-stream"), GEMINI_ENV, &strs(&a));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    no_problems(&server);
+    let text = stdout(&out);
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["claims"].as_array().unwrap().len(), 2, "{text}");
+
+    for (case, code) in [
+        ("gemini/safety.json", "R4"),
+        ("gemini/prompt_blocked.json", "R4"),
+        ("gemini/recitation.json", "R4"),
+        ("gemini/truncation.json", "R3"),
+        ("gemini/invalid_json.json", "R3"),
+    ] {
+        let (c, server) = cassette(case);
+        let out = answer(
+            &workdir("gemini-refusals"),
+            GEMINI_ENV,
+            &strs(&args(&server.base_url())),
+        );
+        no_problems(&server);
+        assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
+        let text = stdout(&out);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["refusal"]["code"], code, "{case}: {v}");
+        assert_eq!(v["answerable"], false);
+        if let Some(p) = c.expect["partial_output"].as_str() {
+            assert!(!text.contains(p), "{case}: {text}");
+        }
+    }
+
+    // A 429 is retried; an exhausted 500 is an error naming the status.
+    let (_, server) = cassette("gemini/rate_limited_then_success.json");
+    let out = answer(
+        &workdir("gemini-429"),
+        GEMINI_ENV,
+        &strs(&args(&server.base_url())),
+    );
+    contract(&out);
+    no_problems(&server);
+    let (_, server) = cassette("gemini/server_error.json");
+    let out = answer(
+        &workdir("gemini-500"),
+        GEMINI_ENV,
+        &strs(&args(&server.base_url())),
+    );
+    no_problems(&server);
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("HTTP 500") && err.contains("after 3 attempts"),
+        "{err}"
+    );
+
+    // No key: the message names both variables.
+    let out = answer(
+        &workdir("gemini-nokey"),
+        &[],
+        &strs(&args("http://127.0.0.1:9")),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("GEMINI_API_KEY (or GOOGLE_API_KEY)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Renderer contract v1: the one JSON document a user interface receives.
 //!
-//! Every field is always present; missing metadata is `null`, never a
+//! Every field is always present (except the additive, optional
+//! `citations[].location`, omitted when unknown); missing metadata is `null`, never a
 //! default. The published JSON Schema is `schemas/contract-v1.schema.json`
 //! in the repository, and every payload the tests emit is validated against it.
 

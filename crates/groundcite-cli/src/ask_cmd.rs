@@ -27,7 +27,7 @@ use crate::verify_cmd::Format;
 pub struct AskArgs {
     /// The question.
     question: String,
-    /// Folder of Markdown and text documents to answer from (else `[ask]
+    /// Folder of documents (Markdown, text, PDF, HTML, DOCX) to answer from (else `[ask]
     /// docs` in groundcite.toml). Indexed on first use; later runs re-index
     /// only changed files.
     #[arg(long, value_name = "DIR")]
@@ -146,7 +146,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         provenance,
         &mut |_, _| true,
     ));
-    let asked = match asked {
+    let mut asked = match asked {
         Ok(a) => a,
         // A failed generation still leaves a trace that shows why.
         Err(AskError::Answer(AnswerError::Provider { error, raw_output })) => {
@@ -188,6 +188,9 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
             eprintln!("note: {note}; refusing with R3");
         }
     }
+    // Quotes of PDF chunks get their rectangles on the page (contract v1's
+    // optional `location`), before the trace records the contract.
+    index.attach_locations(&mut asked.contract);
     let mut record = asked.trace_record(&trace_id, "ask", &args.question, &settings, extra);
     record.timings.total_ms = Some(groundcite_store::Timings::millis(started.elapsed()));
     let contract = asked.contract;

@@ -168,7 +168,10 @@ impl Job {
         let metrics = self.state.metrics();
         let tenant = self.tenant.name().map(str::to_string);
         match result {
-            Ok(asked) => {
+            Ok(mut asked) => {
+                // Quotes of PDF chunks get their rectangles on the page (the
+                // contract's optional `location`; a small file read).
+                self.corpus.index.attach_locations(&mut asked.contract);
                 let model = asked.answered.as_ref().and_then(|a| a.model.clone());
                 let claims = match &asked.answered {
                     Some(a) => {

@@ -27,7 +27,7 @@ use crate::verify_cmd::Format;
 pub struct AskArgs {
     /// The question.
     question: String,
-    /// Folder of Markdown and text documents to answer from (else `[ask]
+    /// Folder of documents (Markdown, text, PDF, HTML, DOCX) to answer from (else `[ask]
     /// docs` in groundcite.toml). Indexed on first use; later runs re-index
     /// only changed files.
     #[arg(long, value_name = "DIR")]
@@ -98,6 +98,9 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
     // Retrieve (after indexing changed files).
     let started = Instant::now();
     let embed = crate::progress::embedder(&args.r, &file)?;
+    // The docs folder's index, kept to place quotes of PDF chunks on their
+    // pages (an external retriever has no page layout).
+    let mut local_index = None;
     let retrieval = match (&external, &docs) {
         (Some(r), _) => groundcite_ask::retrieve_external(
             r.as_ref(),
@@ -119,7 +122,10 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
                 ..IndexConfig::default()
             };
             crate::progress::update_index(&mut index, docs, &cfg, embed.as_deref(), true)?;
-            groundcite_ask::retrieve(&index, embed.as_deref(), &args.question, &settings)?
+            let retrieval =
+                groundcite_ask::retrieve(&index, embed.as_deref(), &args.question, &settings)?;
+            local_index = Some(index);
+            retrieval
         }
     };
     if let Some(note) = retrieval.gate_note() {
@@ -164,7 +170,7 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         provenance,
         &mut |_, _| true,
     ));
-    let asked = match asked {
+    let mut asked = match asked {
         Ok(a) => a,
         // A failed generation still leaves a trace that shows why.
         Err(AskError::Answer(AnswerError::Provider { error, raw_output })) => {
@@ -205,6 +211,11 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         if let Some(note) = &a.note {
             eprintln!("note: {note}; refusing with R3");
         }
+    }
+    // Quotes of PDF chunks get their rectangles on the page (contract v1's
+    // optional `location`), before the trace records the contract.
+    if let Some(index) = &local_index {
+        index.attach_locations(&mut asked.contract);
     }
     let mut record = asked.trace_record(&trace_id, "ask", &args.question, &settings, extra);
     record.timings.total_ms = Some(groundcite_store::Timings::millis(started.elapsed()));

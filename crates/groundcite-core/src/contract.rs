@@ -1,6 +1,7 @@
 //! Renderer contract v1: the one JSON document a user interface receives.
 //!
-//! Every field is always present; missing metadata is `null`, never a
+//! Every field is always present (except the additive, optional
+//! `citations[].location`, omitted when unknown); missing metadata is `null`, never a
 //! default. The published JSON Schema is `schemas/contract-v1.schema.json`
 //! in the repository, and every payload the tests emit is validated against it.
 
@@ -144,6 +145,30 @@ pub struct ContractCitation {
     pub kind: MatchKind,
     /// Code points of the chunk's original content, end exclusive.
     pub span: Option<Span>,
+    /// Where `span` is drawn on its page, for a chunk extracted from a PDF
+    /// by the server's own index; absent otherwise (a chunk from another
+    /// retriever, a bare reference, a format without pages). Additive to
+    /// contract v1: omitted when unknown, so contracts without it are
+    /// unchanged, and a renderer that does not know it can ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<QuoteLocation>,
+}
+
+/// A quote's place on a PDF page, as the server's extraction drew it.
+///
+/// Rectangles are `[x0, y0, x1, y1]` (`x0 <= x1`, `y0 <= y1`) in PDF points
+/// in the page's user space: the unrotated page (its `/Rotate` not
+/// applied), origin at the bottom left, the coordinates the page's
+/// `/MediaBox` is given in. One rectangle per line of text the quote spans,
+/// in reading order. A PDF viewer maps them to the screen like any
+/// annotation rectangle (pdf.js: `viewport.convertToViewportRectangle`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuoteLocation {
+    /// 1-based page number, the same as the source's `page_number`.
+    pub page_number: u32,
+    /// One rectangle per line, never empty.
+    pub rects: Vec<[f64; 4]>,
 }
 
 /// A cited source, listed once.

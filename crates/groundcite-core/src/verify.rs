@@ -307,6 +307,7 @@ impl<'a> Verifier<'a> {
                             source_text: None,
                             kind: MatchKind::Reference,
                             span: None,
+                            location: None,
                         },
                     ));
                 }
@@ -368,6 +369,7 @@ impl<'a> Verifier<'a> {
                             source_text: Some(content[m.bytes.clone()].to_string()),
                             kind: m.kind,
                             span: Some(m.span),
+                            location: None,
                         },
                     ));
                 }

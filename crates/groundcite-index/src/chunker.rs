@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
+use crate::formats::{Extracted, TextBlock};
 use crate::markdown::{self, Fence};
 
 /// How documents are cut into chunks.
@@ -54,6 +55,9 @@ pub struct DocChunk {
     /// outermost first (`["Refund policy", "Refund window"]`). Empty for text
     /// before the first heading and for `.txt` files.
     pub heading_path: Vec<String>,
+    /// The PDF page the chunk is on (1-based); `None` for formats without
+    /// pages. A chunk never spans two pages.
+    pub page_number: Option<u32>,
 }
 
 /// Builds the ID of the `ordinal`-th chunk (from 1) of `rel_path`.
@@ -258,87 +262,164 @@ struct Pending {
 /// `rel_path` should use forward slashes; it only names the chunks (and picks
 /// plain text vs Markdown). The function is pure: same input, same output.
 pub fn chunk_document(rel_path: &str, text: &str, cfg: &ChunkerConfig) -> Vec<DocChunk> {
-    let (max, overlap) = cfg.effective();
     let markdown = !is_plain_text(rel_path);
-    let mut stack: Vec<(usize, String)> = Vec::new();
-    let mut ranges: Vec<(Range<usize>, Vec<String>)> = Vec::new();
-    let mut pending: Option<Pending> = None;
-    let path_of = |stack: &[(usize, String)]| -> Vec<String> {
-        stack.iter().map(|(_, t)| t.clone()).collect()
-    };
+    let mut packer = Packer::new(cfg);
+    packer.pack(text, &blocks(text, markdown));
+    packer.finish(rel_path, text, &[])
+}
 
-    let emit = |p: Pending, stack: &[(usize, String)], ranges: &mut Vec<_>| {
-        let path = p.heading_path.unwrap_or_else(|| path_of(stack));
-        ranges.push((p.start..p.end, path));
+/// Cuts an extracted document ([`crate::extract`]) into chunks: Markdown and
+/// text as [`chunk_document`] does; other formats by their own blocks
+/// (paragraphs, and headings that start sections as Markdown headings do),
+/// each PDF page separately, so that every PDF chunk lies on one page and
+/// carries its `page_number`.
+pub fn chunk_extracted(rel_path: &str, doc: &Extracted, cfg: &ChunkerConfig) -> Vec<DocChunk> {
+    let text = doc.text.as_str();
+    let Some(own) = &doc.blocks else {
+        return chunk_document(rel_path, text, cfg);
     };
+    let as_block = |b: &TextBlock| Block {
+        start: b.range.start,
+        end: b.range.end,
+        heading: b
+            .heading
+            .map(|level| (usize::from(level), text[b.range.clone()].trim())),
+    };
+    let mut packer = Packer::new(cfg);
+    if doc.pages.is_empty() {
+        let blocks: Vec<Block<'_>> = own.iter().map(as_block).collect();
+        packer.pack(text, &blocks);
+        return packer.finish(rel_path, text, &[]);
+    }
+    let mut pages = Vec::with_capacity(doc.pages.len());
+    for page in &doc.pages {
+        let blocks: Vec<Block<'_>> = own
+            .iter()
+            .filter(|b| page.range.contains(&b.range.start))
+            .map(as_block)
+            .collect();
+        packer.pack(text, &blocks);
+        packer.close();
+        pages.push((packer.ranges.len(), page.number));
+    }
+    packer.finish(rel_path, text, &pages)
+}
 
-    for block in blocks(text, markdown) {
-        if let Some((level, title)) = block.heading {
-            if pending.as_ref().is_some_and(|p| p.has_body)
-                && let Some(p) = pending.take()
+/// Packs blocks into chunk ranges.
+struct Packer {
+    max: usize,
+    overlap: usize,
+    stack: Vec<(usize, String)>,
+    ranges: Vec<(Range<usize>, Vec<String>)>,
+    pending: Option<Pending>,
+}
+
+fn path_of(stack: &[(usize, String)]) -> Vec<String> {
+    stack.iter().map(|(_, t)| t.clone()).collect()
+}
+
+impl Packer {
+    fn new(cfg: &ChunkerConfig) -> Packer {
+        let (max, overlap) = cfg.effective();
+        Packer {
+            max,
+            overlap,
+            stack: Vec::new(),
+            ranges: Vec::new(),
+            pending: None,
+        }
+    }
+
+    /// Emits the pending chunk, if any.
+    fn close(&mut self) {
+        if let Some(p) = self.pending.take() {
+            let path = p.heading_path.unwrap_or_else(|| path_of(&self.stack));
+            self.ranges.push((p.start..p.end, path));
+        }
+    }
+
+    fn pack(&mut self, text: &str, blocks: &[Block<'_>]) {
+        let (max, overlap) = (self.max, self.overlap);
+        for block in blocks {
+            if let Some((level, title)) = block.heading {
+                if self.pending.as_ref().is_some_and(|p| p.has_body) {
+                    self.close();
+                }
+                while self.stack.last().is_some_and(|(l, _)| *l >= level) {
+                    self.stack.pop();
+                }
+                if !title.is_empty() {
+                    self.stack.push((level, title.to_owned()));
+                }
+            }
+            let is_body = block.heading.is_none();
+            let body_path = is_body.then(|| path_of(&self.stack));
+            // Try to pack the block into the pending chunk.
+            if let Some(p) = self.pending.as_mut()
+                && char_len(text, p.start..block.end) <= max
             {
-                emit(p, &stack, &mut ranges);
+                p.end = block.end;
+                if is_body && !p.has_body {
+                    p.has_body = true;
+                    p.heading_path = body_path;
+                }
+                continue;
             }
-            while stack.last().is_some_and(|(l, _)| *l >= level) {
-                stack.pop();
-            }
-            if !title.is_empty() {
-                stack.push((level, title.to_owned()));
-            }
-        }
-        let is_body = block.heading.is_none();
-        let body_path = || is_body.then(|| path_of(&stack));
-        // Try to pack the block into the pending chunk.
-        if let Some(p) = pending.as_mut()
-            && char_len(text, p.start..block.end) <= max
-        {
-            p.end = block.end;
-            if is_body && !p.has_body {
-                p.has_body = true;
-                p.heading_path = body_path();
-            }
-            continue;
-        }
-        // It does not fit. Headings alone make a poor chunk: keep them as the
-        // start of the split; otherwise close the pending chunk first.
-        let split_from = match pending.take() {
-            Some(p) if !p.has_body => p.start,
-            Some(p) => {
-                emit(p, &stack, &mut ranges);
-                block.start
-            }
-            None => block.start,
-        };
-        if char_len(text, split_from..block.end) <= max {
-            pending = Some(Pending {
-                start: split_from,
-                end: block.end,
-                has_body: is_body,
-                heading_path: body_path(),
-            });
-        } else {
-            let path = path_of(&stack);
-            for piece in split_long(text, split_from..block.end, max, overlap) {
-                ranges.push((piece, path.clone()));
+            // It does not fit. Headings alone make a poor chunk: keep them as
+            // the start of the split; otherwise close the pending chunk first.
+            let split_from = match self.pending.as_ref() {
+                Some(p) if !p.has_body => {
+                    let start = p.start;
+                    self.pending = None;
+                    start
+                }
+                Some(_) => {
+                    self.close();
+                    block.start
+                }
+                None => block.start,
+            };
+            if char_len(text, split_from..block.end) <= max {
+                self.pending = Some(Pending {
+                    start: split_from,
+                    end: block.end,
+                    has_body: is_body,
+                    heading_path: body_path,
+                });
+            } else {
+                let path = path_of(&self.stack);
+                for piece in split_long(text, split_from..block.end, max, overlap) {
+                    self.ranges.push((piece, path.clone()));
+                }
             }
         }
-    }
-    if let Some(p) = pending.take() {
-        emit(p, &stack, &mut ranges);
     }
 
-    ranges
-        .into_iter()
-        .map(|(range, path)| (trim_range(text, range), path))
-        .filter(|(range, _)| !range.is_empty())
-        .enumerate()
-        .map(|(i, (range, heading_path))| DocChunk {
-            chunk_id: chunk_id(rel_path, i + 1),
-            content: text[range.clone()].to_owned(),
-            byte_range: range,
-            heading_path,
-        })
-        .collect()
+    /// The chunks, numbered from 1. `pages` lists `(ranges emitted so far,
+    /// page number)` after each page, in order; empty without pages.
+    fn finish(mut self, rel_path: &str, text: &str, pages: &[(usize, u32)]) -> Vec<DocChunk> {
+        self.close();
+        let page_of = |i: usize| {
+            pages
+                .iter()
+                .find(|(upto, _)| i < *upto)
+                .map(|(_, number)| *number)
+        };
+        self.ranges
+            .into_iter()
+            .enumerate()
+            .map(|(i, (range, path))| (trim_range(text, range), path, page_of(i)))
+            .filter(|(range, _, _)| !range.is_empty())
+            .enumerate()
+            .map(|(i, (range, heading_path, page_number))| DocChunk {
+                chunk_id: chunk_id(rel_path, i + 1),
+                content: text[range.clone()].to_owned(),
+                byte_range: range,
+                heading_path,
+                page_number,
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 
 use crate::chunker::is_plain_text;
+use crate::formats::{Extracted, Format};
 use crate::markdown::{self, Fence};
 
 /// The title of a document: its first level-1 ATX heading (`# Title`), else
@@ -40,6 +41,20 @@ pub fn document_title(rel_path: &str, text: &str) -> String {
         }
     }
     first_any.map_or(file_name, str::to_owned)
+}
+
+/// The title of an extracted document: Markdown and text as
+/// [`document_title`]; PDF from its metadata (`/Title`); HTML from `<title>`,
+/// else its first `<h1>`, else its first heading; DOCX from its core
+/// properties, else its first title or heading paragraph; else the file name.
+pub fn extracted_title(rel_path: &str, doc: &Extracted) -> String {
+    match doc.format {
+        Format::Markdown | Format::Text => document_title(rel_path, &doc.text),
+        _ => doc
+            .title
+            .clone()
+            .unwrap_or_else(|| rel_path.rsplit('/').next().unwrap_or(rel_path).to_owned()),
+    }
 }
 
 /// Characters escaped in a URL path segment: controls, space, and everything

@@ -5,7 +5,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use groundcite_core::Chunk;
+use groundcite_core::{Chunk, Contract, QuoteLocation, Span};
 use serde::{Deserialize, Serialize};
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
@@ -18,9 +18,11 @@ use tantivy::tokenizer::{
 };
 use tantivy::{IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-use crate::chunker::{ChunkerConfig, chunk_document};
-use crate::document::{document_title, source_url};
+use crate::chunker::{ChunkerConfig, DocChunk, chunk_extracted};
+use crate::document::{extracted_title, source_url};
 use crate::error::{IndexError, IndexErrorKind};
+use crate::formats::{DocLayout, Extracted, Format, extract};
+use crate::layout::{LAYOUT_DIR, StoredLayout};
 use crate::manifest::{FileEntry, Manifest, Settings, hash_hex};
 use crate::sentences::{ChunkEntry, Embed, FileSentences, SentenceHit, SentenceStore};
 use crate::walk::{Walk, find_documents};
@@ -261,7 +263,7 @@ impl Index {
         self.sentences.model.as_deref()
     }
 
-    /// Brings the index in line with the `.md`, `.markdown` and `.txt` files
+    /// Brings the index in line with the documents (every [`Format`])
     /// under `docs_dir` (recursively; hidden entries, symbolic links and the
     /// index directory itself are left out).
     ///
@@ -354,21 +356,19 @@ impl Index {
                 report.unchanged += 1;
                 report.total_chunks += old.chunks;
                 new_files.insert(doc.rel.clone(), old.clone());
-                if !sentences_current && let Ok(text) = std::str::from_utf8(&bytes) {
-                    let entry = file_sentences(&doc.rel, text, &hash, cfg, embed)
+                if !sentences_current && let Ok(extracted) = extract(&doc.rel, &bytes) {
+                    let chunks = chunk_extracted(&doc.rel, &extracted, &cfg.chunker);
+                    let entry = file_sentences(&doc.rel, &extracted, &chunks, &hash, embed)
                         .map_err(|m| IndexError::embedding(&self.dir, &doc.rel, m))?;
                     self.sentences.files.insert(doc.rel.clone(), entry);
                     sentences_changed = true;
                 }
                 continue;
             }
-            let text = match std::str::from_utf8(&bytes) {
-                Ok(text) => text,
+            let extracted = match extract(&doc.rel, &bytes) {
+                Ok(extracted) => extracted,
                 Err(e) => {
-                    report.skipped.push((
-                        doc.rel.clone(),
-                        format!("not valid UTF-8 (bad byte at offset {})", e.valid_up_to()),
-                    ));
+                    report.skipped.push((doc.rel.clone(), e.to_string()));
                     continue;
                 }
             };
@@ -377,8 +377,12 @@ impl Index {
                 continue;
             };
             w.delete_term(Term::from_field_text(self.fields.path, &doc.rel));
-            let n = self.add_document(w, &doc.rel, text, cfg)?;
-            let entry = file_sentences(&doc.rel, text, &hash, cfg, embed)
+            let chunks = chunk_extracted(&doc.rel, &extracted, &cfg.chunker);
+            let n = self.add_document(w, &doc.rel, &extracted, &chunks, cfg)?;
+            if let Some(layout) = &extracted.layout {
+                stored_layout(&extracted.text, &chunks, layout).save(&self.dir, &hash)?;
+            }
+            let entry = file_sentences(&doc.rel, &extracted, &chunks, &hash, embed)
                 .map_err(|m| IndexError::embedding(&self.dir, &doc.rel, m))?;
             self.sentences.files.insert(doc.rel.clone(), entry);
             sentences_changed = true;
@@ -428,6 +432,7 @@ impl Index {
             manifest.save(&self.dir)?;
             self.manifest = manifest;
         }
+        self.remove_stale_layouts();
         Ok(report)
     }
 
@@ -435,28 +440,87 @@ impl Index {
         &self,
         writer: &IndexWriter,
         rel: &str,
-        text: &str,
+        doc: &Extracted,
+        chunks: &[DocChunk],
         cfg: &IndexConfig,
     ) -> Result<usize, IndexError> {
         let f = self.fields;
-        let title = document_title(rel, text);
+        let title = extracted_title(rel, doc);
         let url = source_url(cfg.base_url.as_deref(), rel);
-        let chunks = chunk_document(rel, text, &cfg.chunker);
-        for chunk in &chunks {
-            let mut doc = TantivyDocument::default();
-            doc.add_text(f.chunk_id, &chunk.chunk_id);
-            doc.add_text(f.path, rel);
-            doc.add_text(f.title, &title);
-            doc.add_text(f.headings, chunk.heading_path.join("\n"));
-            doc.add_text(f.content, &chunk.content);
+        for chunk in chunks {
+            let mut tdoc = TantivyDocument::default();
+            tdoc.add_text(f.chunk_id, &chunk.chunk_id);
+            tdoc.add_text(f.path, rel);
+            tdoc.add_text(f.title, &title);
+            tdoc.add_text(f.headings, chunk.heading_path.join("\n"));
+            tdoc.add_text(f.content, &chunk.content);
             if let Some(url) = &url {
-                doc.add_text(f.url, url);
+                tdoc.add_text(f.url, url);
+            }
+            if let Some(page) = chunk.page_number {
+                tdoc.add_u64(f.page, u64::from(page));
             }
             writer
-                .add_document(doc)
+                .add_document(tdoc)
                 .map_err(|e| IndexError::engine(&self.dir, e))?;
         }
         Ok(chunks.len())
+    }
+
+    /// Deletes glyph tables of files no longer indexed under that hash. A
+    /// failure leaves a stray file, never a wrong location: tables are
+    /// looked up by the hash of the file indexed now.
+    fn remove_stale_layouts(&self) {
+        let Ok(entries) = fs::read_dir(self.dir.join(LAYOUT_DIR)) else {
+            return;
+        };
+        let live: BTreeSet<&str> = self
+            .manifest
+            .files
+            .values()
+            .map(|f| f.xxh3_128.as_str())
+            .collect();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let keep = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".bin"))
+                .is_some_and(|hash| live.contains(hash));
+            if !keep {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+
+    /// Where code points `span` of chunk `chunk_id` are drawn on its page:
+    /// `Some` only for a chunk of a PDF indexed here whose glyphs in that
+    /// span have boxes (see [`QuoteLocation`] for the coordinates).
+    pub fn locate(&self, chunk_id: &str, span: Span) -> Option<QuoteLocation> {
+        let (rel, ordinal) = chunk_id.rsplit_once("#chunk-")?;
+        let ordinal: usize = ordinal.parse().ok()?;
+        let entry = self.manifest.files.get(rel)?;
+        if Format::of_path(rel) != Some(Format::Pdf) {
+            return None;
+        }
+        let stored = StoredLayout::load(&self.dir, &entry.xxh3_128)?;
+        let base = *stored.chunk_starts.get(ordinal.checked_sub(1)?)?;
+        let start = base.checked_add(u32::try_from(span.start()).ok()?)?;
+        let end = base.checked_add(u32::try_from(span.end()).ok()?)?;
+        stored.layout.locate(start, end)
+    }
+
+    /// Fills `location` of every citation of `contract` whose chunk is a
+    /// PDF chunk of this index (see [`Index::locate`]); other citations are
+    /// left as they are. Call it on a contract verified against chunks this
+    /// index returned: the contract's spans index those chunks' contents.
+    pub fn attach_locations(&self, contract: &mut Contract) {
+        for claim in &mut contract.claims {
+            for citation in &mut claim.citations {
+                if let Some(span) = citation.span {
+                    citation.location = self.locate(&citation.chunk_id, span);
+                }
+            }
+        }
     }
 
     /// The `top_k` chunks that best match `query` (BM25 over the content,
@@ -671,13 +735,13 @@ impl Index {
 /// `embed` is given.
 fn file_sentences(
     rel: &str,
-    text: &str,
+    doc: &Extracted,
+    chunks: &[DocChunk],
     hash: &str,
-    cfg: &IndexConfig,
     embed: Option<&dyn Embed>,
 ) -> Result<FileSentences, String> {
-    let title = document_title(rel, text);
-    let chunks = chunk_document(rel, text, &cfg.chunker)
+    let title = extracted_title(rel, doc);
+    let chunks = chunks
         .iter()
         .map(|c| {
             let mut context = vec![title.as_str()];
@@ -694,6 +758,26 @@ fn file_sentences(
         hash: hash.to_string(),
         chunks,
     })
+}
+
+/// A PDF's glyph table with the code point offset of each chunk.
+fn stored_layout(text: &str, chunks: &[DocChunk], layout: &DocLayout) -> StoredLayout {
+    let mut chunk_starts = Vec::with_capacity(chunks.len());
+    let (mut byte, mut cp) = (0usize, 0u32);
+    for c in chunks {
+        // Chunks are in text order; overlapping pieces may step back a little.
+        if c.byte_range.start < byte {
+            byte = 0;
+            cp = 0;
+        }
+        cp += text[byte..c.byte_range.start].chars().count() as u32;
+        byte = c.byte_range.start;
+        chunk_starts.push(cp);
+    }
+    StoredLayout {
+        chunk_starts,
+        layout: layout.clone(),
+    }
 }
 
 /// Reads a document's bytes, or says why it is skipped.

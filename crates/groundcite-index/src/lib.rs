@@ -1,9 +1,10 @@
 //! # groundcite-index
 //!
-//! An embedded corpus index: point it at a folder of Markdown and text files,
-//! and it returns [`groundcite_core::Chunk`]s ready for the verifier. Chunks
-//! are exact substrings of the files, so a quote the verifier accepts for a
-//! chunk is also a verbatim quote of the file.
+//! An embedded corpus index: point it at a folder of Markdown, text, PDF,
+//! HTML and DOCX files, and it returns [`groundcite_core::Chunk`]s ready for
+//! the verifier. Chunks are exact substrings of the files (of the extracted
+//! text, for PDF, HTML and DOCX), so a quote the verifier accepts for a
+//! chunk is also a verbatim quote of the document.
 //!
 //! ## Key types
 //! - [`chunk_document`] with [`ChunkerConfig`] → [`DocChunk`]s: a pure
@@ -20,6 +21,8 @@
 //!   `# ` heading, else first heading, else file name) and `source_url`
 //!   (`base_url` joined with the percent-encoded relative path).
 //! - [`IndexError`] / [`IndexErrorKind`]: every failure names its path.
+//! - [`extract`] → [`Extracted`] (or [`ExtractError`]), then
+//!   [`chunk_extracted`]: any supported [`Format`] to text and chunks.
 //!
 //! ## Incremental updates
 //! The manifest (`groundcite-manifest.json` in the index directory, written
@@ -31,18 +34,26 @@
 //! or the manifest is missing or unreadable.
 //!
 //! ## What is indexed
-//! `.md`, `.markdown` and `.txt` files (extension in any case), found
-//! recursively in a deterministic order. Hidden files and directories, the
-//! index directory itself, and symbolic links (never followed) are left out.
-//! Files over [`MAX_FILE_BYTES`], invalid UTF-8 and unreadable files are
-//! skipped and listed in [`UpdateReport::skipped`]; nothing panics on odd
-//! bytes.
+//! Markdown (`.md`, `.markdown`), text (`.txt`), PDF (`.pdf`, its text
+//! layer), HTML (`.html`, `.htm`, `.xhtml`, the main text) and DOCX
+//! (`.docx`), extension in any case, found recursively in a deterministic
+//! order ([`Format`]). Hidden files and directories, the index directory
+//! itself, and symbolic links (never followed) are left out. Files over
+//! [`MAX_FILE_BYTES`], unreadable files, Markdown or text that is not UTF-8,
+//! and documents that cannot be extracted ([`ExtractError`]: a PDF without
+//! a text layer, an encrypted PDF, a corrupt file) are skipped and listed,
+//! each with its reason, in [`UpdateReport::skipped`]; the rest is indexed.
+//! Nothing panics on odd bytes.
 //!
-//! **PDF is not supported.** No maintained pure-Rust PDF text extractor was
-//! adopted; convert PDFs to text first. [`Chunk::page_number`] is stored and
-//! returned (always `None` for the formats above), so a paged format can be
-//! added without changing the index schema.
-//!
+//! [`extract`] turns a file into text: chunks of extracted formats are exact
+//! substrings of that text. HTML and DOCX headings start sections as
+//! Markdown headings do; each PDF page is chunked on its own, so every PDF
+//! chunk carries its [`Chunk::page_number`] (`None` for other formats). For
+//! PDFs the index also keeps each character's glyph box, and
+//! [`Index::locate`] / [`Index::attach_locations`] turn a verified quote's
+//! span into rectangles on its page ([`groundcite_core::QuoteLocation`]).
+//! Formats, libraries and measured fidelity: `docs/documents.md`.
+
 //! ## Search
 //! [`Index::search`] never parses query syntax: the text is cut into words by
 //! the index's own analyzer (simple tokenizer, lower-case, English stop
@@ -80,15 +91,18 @@
 mod chunker;
 mod document;
 mod error;
+mod formats;
 mod index;
+mod layout;
 mod manifest;
 mod markdown;
 mod sentences;
 mod walk;
 
-pub use chunker::{ChunkerConfig, DocChunk, chunk_document, chunk_id};
-pub use document::{document_title, source_url};
+pub use chunker::{ChunkerConfig, DocChunk, chunk_document, chunk_extracted, chunk_id};
+pub use document::{document_title, extracted_title, source_url};
 pub use error::{IndexError, IndexErrorKind};
+pub use formats::{ExtractError, Extracted, Format, extract};
 pub use index::{
     Coverage, Index, IndexConfig, IndexStats, MAX_FILE_BYTES, MAX_QUERY_TERMS, Progress,
     UpdateReport,

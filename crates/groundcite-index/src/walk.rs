@@ -7,9 +7,6 @@ use groundcite_core::MAX_CHUNK_ID_LEN;
 
 use crate::error::{IndexError, IndexErrorKind};
 
-/// File extensions indexed, compared without regard to ASCII case.
-pub(crate) const EXTENSIONS: [&str; 3] = ["md", "markdown", "txt"];
-
 /// A document found under the documents directory.
 #[derive(Debug)]
 pub(crate) struct Found {
@@ -119,9 +116,7 @@ fn join(rel_dir: &str, name: &str) -> String {
 }
 
 fn has_document_extension(name: &str) -> bool {
-    name.rsplit_once('.').is_some_and(|(stem, ext)| {
-        !stem.is_empty() && EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext))
-    })
+    crate::formats::Format::of_path(name).is_some()
 }
 
 /// Room left in a chunk ID after the path, for `#chunk-` and the number.

@@ -176,7 +176,13 @@ impl Job {
         let metrics = self.state.metrics();
         let tenant = self.tenant.name().map(str::to_string);
         match result {
-            Ok(asked) => {
+            Ok(mut asked) => {
+                // Quotes of PDF chunks get their rectangles on the page (the
+                // contract's optional `location`; a small file read).
+                // An external retriever has no page layout.
+                if let CorpusSource::Index(index) = &self.corpus.source {
+                    index.attach_locations(&mut asked.contract);
+                }
                 let model = asked.answered.as_ref().and_then(|a| a.model.clone());
                 let claims = match &asked.answered {
                     Some(a) => {

@@ -1,0 +1,375 @@
+//! HTML: the page's main text, block by block, headings as section titles.
+//!
+//! Walks the tokens of a WHATWG tokenizer (so entities, unclosed tags and
+//! tag soup read as a browser reads them) and keeps the text of block
+//! elements. Dropped: scripts, styles, templates, forms, navigation (`<nav>`,
+//! `role="navigation"`, the navigation classes of common documentation
+//! generators), `<aside>` and `<footer>`. When the page marks its main
+//! content (`<main>` or `role="main"`), only that is kept.
+
+use std::collections::BTreeMap;
+
+use html5gum::{Token, Tokenizer};
+
+use super::{Extracted, Format, TextBuilder, collapse_spaces};
+
+/// Elements whose content is never text a reader reads.
+const DROPPED: &[&str] = &[
+    "script", "style", "noscript", "template", "nav", "aside", "footer", "form", "button",
+    "select", "textarea", "svg", "math", "iframe", "object", "canvas", "audio", "video", "head",
+];
+
+/// Class names of navigation blocks in generated documentation (DocBook's
+/// `navheader`/`navfooter`, Sphinx's `related`/`sphinxsidebar`, common
+/// site chrome).
+const NAV_CLASSES: &[&str] = &[
+    "navheader",
+    "navfooter",
+    "navbar",
+    "navigation",
+    "nav",
+    "breadcrumb",
+    "breadcrumbs",
+    "related",
+    "sphinxsidebar",
+    "sidebar",
+    "menu",
+    "skip-link",
+    "footer",
+];
+
+/// Elements that end the paragraph before them and start a new one.
+const BLOCKS: &[&str] = &[
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "pre",
+    "blockquote",
+    "table",
+    "tr",
+    "td",
+    "th",
+    "caption",
+    "section",
+    "article",
+    "main",
+    "header",
+    "figure",
+    "figcaption",
+    "address",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "body",
+    "html",
+    "hr",
+    "br",
+    "details",
+    "summary",
+];
+
+/// Elements without an end tag: they must not open a dropped region.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr",
+];
+
+type Attrs = BTreeMap<Vec<u8>, String>;
+
+fn tokens(text: &str) -> impl Iterator<Item = Token> + '_ {
+    let mut emitter = html5gum::DefaultEmitter::default();
+    // Read the content of <script>, <style>, <textarea>, … as raw text, as
+    // a browser does, instead of as markup.
+    emitter.naively_switch_states(true);
+    Tokenizer::new_with_emitter(text, emitter).filter_map(|t| t.ok())
+}
+
+fn is_nav(name: &str, attrs: &Attrs) -> bool {
+    if attrs
+        .get(b"role".as_slice())
+        .is_some_and(|r| r.eq_ignore_ascii_case("navigation"))
+    {
+        return true;
+    }
+    if attrs
+        .get(b"aria-hidden".as_slice())
+        .is_some_and(|v| v == "true")
+    {
+        return true;
+    }
+    if name == "header" || name == "html" || name == "body" || name == "main" {
+        return false;
+    }
+    attrs.get(b"class".as_slice()).is_some_and(|classes| {
+        classes
+            .split_ascii_whitespace()
+            .any(|c| NAV_CLASSES.iter().any(|n| c.eq_ignore_ascii_case(n)))
+    })
+}
+
+fn is_main(name: &str, attrs: &Attrs) -> bool {
+    name == "main"
+        || attrs
+            .get(b"role".as_slice())
+            .is_some_and(|r| r.eq_ignore_ascii_case("main"))
+}
+
+fn heading_level(name: &str) -> Option<u8> {
+    match name {
+        "h1" => Some(1),
+        "h2" => Some(2),
+        "h3" => Some(3),
+        "h4" => Some(4),
+        "h5" => Some(5),
+        "h6" => Some(6),
+        _ => None,
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The walk's state.
+#[derive(Default)]
+struct Walker {
+    out: TextBuilder,
+    /// Text of the current block, not yet collapsed.
+    buf: String,
+    /// Heading level of the current block.
+    heading: Option<u8>,
+    /// Inside `<pre>` (depth).
+    pre: usize,
+    /// A dropped element being skipped: its name and nesting depth.
+    skip: Option<(String, usize)>,
+    /// Inside the main element (depth); `None` when the page has none.
+    main: Option<(String, usize)>,
+    in_title: bool,
+    title: String,
+    first_h1: Option<String>,
+    first_heading: Option<String>,
+}
+
+impl Walker {
+    fn flush(&mut self) {
+        let body = if self.pre > 0 {
+            self.buf
+                .trim_end()
+                .trim_start_matches(['\n', '\r'])
+                .to_owned()
+        } else {
+            collapse_spaces(&self.buf)
+        };
+        if let Some(level) = self.heading
+            && !body.is_empty()
+        {
+            if level == 1 {
+                self.first_h1.get_or_insert_with(|| body.clone());
+            }
+            self.first_heading.get_or_insert_with(|| body.clone());
+        }
+        self.out.block(&body, self.heading);
+        self.buf.clear();
+        self.heading = None;
+    }
+
+    fn collecting(&self, has_main: bool) -> bool {
+        self.skip.is_none() && (!has_main || self.main.is_some())
+    }
+}
+
+pub(super) fn extract(bytes: &[u8]) -> Extracted {
+    let source = lossy(bytes);
+    let has_main = tokens(&source).any(|t| match t {
+        Token::StartTag(tag) => {
+            let attrs = attrs(&tag.attributes);
+            is_main(&lossy(&tag.name), &attrs)
+        }
+        _ => false,
+    });
+    let mut w = Walker::default();
+    for token in tokens(&source) {
+        match token {
+            Token::StartTag(tag) => {
+                let name = lossy(&tag.name).to_ascii_lowercase();
+                let attrs = attrs(&tag.attributes);
+                // The title lives in <head>, which is otherwise dropped.
+                if name == "title" && w.title.is_empty() && !tag.self_closing {
+                    w.in_title = true;
+                    continue;
+                }
+                if let Some((skipped, depth)) = w.skip.as_mut() {
+                    if *skipped == name && !tag.self_closing {
+                        *depth += 1;
+                    }
+                    continue;
+                }
+                let void = VOID.contains(&name.as_str()) || tag.self_closing;
+                if !void && (DROPPED.contains(&name.as_str()) || is_nav(&name, &attrs)) {
+                    w.skip = Some((name, 1));
+                    continue;
+                }
+                if let Some((main, depth)) = w.main.as_mut() {
+                    if *main == name && !void {
+                        *depth += 1;
+                    }
+                } else if has_main && is_main(&name, &attrs) && !void {
+                    w.main = Some((name.clone(), 1));
+                }
+                if !w.collecting(has_main) {
+                    continue;
+                }
+                if BLOCKS.contains(&name.as_str()) {
+                    w.flush();
+                }
+                if let Some(level) = heading_level(&name) {
+                    w.heading = Some(level);
+                }
+                if name == "pre" {
+                    w.pre += 1;
+                }
+                if name == "td" || name == "th" {
+                    w.buf.push(' ');
+                }
+            }
+            Token::EndTag(tag) => {
+                let name = lossy(&tag.name).to_ascii_lowercase();
+                if name == "title" && w.in_title {
+                    w.in_title = false;
+                    continue;
+                }
+                if let Some((skipped, depth)) = w.skip.as_mut() {
+                    if *skipped == name {
+                        *depth -= 1;
+                        if *depth == 0 {
+                            w.skip = None;
+                        }
+                    }
+                    continue;
+                }
+                let collecting = w.collecting(has_main);
+                if collecting && BLOCKS.contains(&name.as_str()) {
+                    w.flush();
+                }
+                if collecting && name == "pre" {
+                    w.pre = w.pre.saturating_sub(1);
+                }
+                if let Some((main, depth)) = w.main.as_mut()
+                    && *main == name
+                {
+                    *depth -= 1;
+                    if *depth == 0 {
+                        w.main = None;
+                        // Main content seen: nothing after it is kept.
+                        w.skip = Some((String::new(), 1));
+                    }
+                }
+            }
+            Token::String(s) => {
+                if w.in_title {
+                    w.title.push_str(&lossy(&s.value));
+                } else if w.collecting(has_main) {
+                    w.buf.push_str(&lossy(&s.value));
+                }
+            }
+            Token::Comment(_) | Token::Doctype(_) | Token::Error(_) => {}
+        }
+    }
+    w.flush();
+    let title = Some(collapse_spaces(&w.title))
+        .filter(|t| !t.is_empty())
+        .or(w.first_h1)
+        .or(w.first_heading);
+    let TextBuilder { text, blocks } = w.out;
+    Extracted {
+        format: Format::Html,
+        text,
+        title,
+        blocks: Some(blocks),
+        pages: Vec::new(),
+        layout: None,
+    }
+}
+
+fn attrs<S: html5gum::SpanBound>(
+    raw: &BTreeMap<html5gum::HtmlString, html5gum::Spanned<html5gum::HtmlString, S>>,
+) -> Attrs {
+    raw.iter()
+        .map(|(k, v)| (k.0.to_ascii_lowercase(), lossy(&v.value)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(e: &Extracted) -> Vec<(&str, Option<u8>)> {
+        e.blocks
+            .as_ref()
+            .map(|b| {
+                b.iter()
+                    .map(|b| (&e.text[b.range.clone()], b.heading))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn keeps_text_drops_chrome() {
+        let html = br#"<!doctype html><html><head><title>Refunds &amp; returns</title>
+            <style>p { color: red }</style><script>if (a<b) { document.write("<p>x</p>") }</script></head>
+            <body><nav><a href="/">Home</a></nav>
+            <div class="navheader">Prev | Next</div>
+            <h1>Refund policy</h1>
+            <p>Refunds are   issued within
+               5 business days.</p>
+            <ul><li>Opened software can&#8217;t be refunded.</li><li>Gift cards neither.</li></ul>
+            <pre>$ refund --order 42
+  done</pre>
+            <footer>Copyright</footer></body></html>"#;
+        let e = extract(html);
+        assert_eq!(e.title.as_deref(), Some("Refunds & returns"));
+        assert_eq!(
+            blocks(&e),
+            [
+                ("Refund policy", Some(1)),
+                ("Refunds are issued within 5 business days.", None),
+                ("Opened software can\u{2019}t be refunded.", None),
+                ("Gift cards neither.", None),
+                ("$ refund --order 42\n  done", None),
+            ]
+        );
+        assert!(!e.text.contains("Home") && !e.text.contains("Copyright"));
+        assert!(!e.text.contains("color") && !e.text.contains("document.write"));
+    }
+
+    #[test]
+    fn main_element_wins_and_nested_drops_count_depth() {
+        let html = b"<body><div>Site banner</div><main><h2>Doc</h2><div role=navigation><div>in nav</div>still nav</div><p>Body text.</p></main><p>After main.</p></body>";
+        let e = extract(html);
+        assert_eq!(blocks(&e), [("Doc", Some(2)), ("Body text.", None)]);
+        assert_eq!(e.title.as_deref(), Some("Doc"));
+    }
+
+    #[test]
+    fn garbage_is_text_not_a_panic() {
+        for input in [
+            &b""[..],
+            b"<",
+            b"</p></div><<<>>>&#xFFFFFF;",
+            b"\xff\xfe<h1>\x00</h1>",
+            b"<script>",
+        ] {
+            let _ = extract(input);
+        }
+        assert_eq!(extract(b"<p>a</p>").text, "a");
+    }
+}

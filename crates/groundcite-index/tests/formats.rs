@@ -1,0 +1,408 @@
+//! PDF, HTML and DOCX through the real index: documents made here (PDFs with
+//! lopdf, DOCX with zip), indexed, searched, re-indexed, and quotes located
+//! on their page.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use groundcite_core::{
+    ChunkSet, Citation, Claim, GroundedAnswer, MatchProfile, Provenance, Span, verify,
+};
+use groundcite_index::{ExtractError, Format, Index, IndexConfig, extract};
+use lopdf::content::{Content, Operation};
+use lopdf::{Document, Object, Stream, dictionary};
+
+/// Left margin, first baseline and line step of the fixture PDFs (points).
+const LEFT: f64 = 72.0;
+const TOP: f64 = 720.0;
+const STEP: f64 = 14.0;
+
+/// A PDF whose pages hold `pages[i]`: lines of Helvetica 12 pt, an empty
+/// line leaving a paragraph gap. `rotate` sets `/Rotate` on every page.
+fn make_pdf(title: Option<&str>, pages: &[&[&str]], rotate: i64) -> Vec<u8> {
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        "Encoding" => "WinAnsiEncoding",
+    });
+    let resources_id = doc.add_object(dictionary! {
+        "Font" => dictionary! { "F1" => font_id },
+    });
+    let mut kids = Vec::new();
+    for lines in pages {
+        let mut ops = vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 12.into()]),
+        ];
+        let mut y = TOP;
+        for line in *lines {
+            if !line.is_empty() {
+                ops.push(Operation::new(
+                    "Tm",
+                    vec![
+                        1.into(),
+                        0.into(),
+                        0.into(),
+                        1.into(),
+                        LEFT.into(),
+                        y.into(),
+                    ],
+                ));
+                ops.push(Operation::new("Tj", vec![Object::string_literal(*line)]));
+                y -= STEP;
+            } else {
+                y -= 2.0 * STEP;
+            }
+        }
+        ops.push(Operation::new("ET", vec![]));
+        let content = Content { operations: ops };
+        let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
+        let page_id = doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+            "Rotate" => rotate,
+        });
+        kids.push(page_id.into());
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => kids, "Count" => count,
+            "Resources" => resources_id,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    if let Some(title) = title {
+        let info = doc.add_object(dictionary! { "Title" => Object::string_literal(title) });
+        doc.trailer.set("Info", info);
+    }
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+/// A PDF page with a drawn rectangle and no text (a scan has an image).
+fn make_textless_pdf() -> Vec<u8> {
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let content = Content {
+        operations: vec![
+            Operation::new("re", vec![10.into(), 10.into(), 100.into(), 100.into()]),
+            Operation::new("f", vec![]),
+        ],
+    };
+    let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
+    let page_id = doc.add_object(
+        dictionary! { "Type" => "Page", "Parent" => pages_id, "Contents" => content_id },
+    );
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+/// A DOCX with a title in its core properties, a `Heading1` paragraph
+/// (style named "heading 1"), body paragraphs split into runs, a tab (read
+/// as a space, like all white space inside a paragraph), an
+/// entity and a deleted revision.
+fn make_docx(title: &str) -> Vec<u8> {
+    let document = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>
+<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Returns &amp; exchanges</w:t></w:r></w:p>
+<w:p><w:r><w:t xml:space="preserve">Items can be returned </w:t></w:r><w:r><w:t>within 45 days.</w:t></w:r><w:del><w:r><w:delText>within 10 days.</w:delText></w:r></w:del></w:p>
+<w:p><w:r><w:t>Code</w:t></w:r><w:r><w:tab/><w:t>RMA-7</w:t></w:r></w:p>
+<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Warranty</w:t></w:r></w:p>
+<w:p><w:r><w:t>Hardware carries a two-year warranty.</w:t></w:r></w:p>
+</w:body></w:document>"#;
+    let styles = r#"<?xml version="1.0" encoding="UTF-8"?>
+<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">
+<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style></w:styles>"#;
+    let core = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{title}</dc:title></cp:coreProperties>"#
+    );
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, body) in [
+            ("word/document.xml", document.to_string()),
+            ("word/styles.xml", styles.to_string()),
+            ("docProps/core.xml", core),
+        ] {
+            zip.start_file(name, opts).unwrap();
+            zip.write_all(body.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+    out.into_inner()
+}
+
+const PAGE_1: &[&str] = &[
+    "Shipping guide",
+    "",
+    "Standard shipping takes 3 to 7 business days.",
+    "Express shipping takes 1 to 2 business days.",
+];
+const PAGE_2: &[&str] = &[
+    "Returns",
+    "",
+    "Refunds are issued within 5 business days of",
+    "receiving the returned item.",
+];
+
+fn write(dir: &Path, rel: &str, bytes: &[u8]) {
+    let path = dir.join(rel);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn pdf_text_pages_title_and_glyph_boxes() {
+    let pdf = make_pdf(Some("Shop handbook"), &[PAGE_1, PAGE_2], 0);
+    let e = extract("guide.pdf", &pdf).unwrap();
+    assert_eq!(e.format, Format::Pdf);
+    assert_eq!(e.title.as_deref(), Some("Shop handbook"));
+    let pages: Vec<(u32, &str)> = e.pages().map(|(n, r)| (n, &e.text[r])).collect();
+    assert_eq!(
+        pages,
+        [
+            (
+                1,
+                "Shipping guide\n\nStandard shipping takes 3 to 7 business days.\nExpress shipping takes 1 to 2 business days."
+            ),
+            (
+                2,
+                "Returns\n\nRefunds are issued within 5 business days of\nreceiving the returned item."
+            ),
+        ]
+    );
+}
+
+#[test]
+fn unreadable_files_are_named_and_the_rest_is_indexed() {
+    assert_eq!(
+        extract("scan.pdf", &make_textless_pdf()),
+        Err(ExtractError::NoTextLayer { pages: 1 })
+    );
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "ok.pdf", &make_pdf(None, &[PAGE_1], 0));
+    write(docs.path(), "scan.pdf", &make_textless_pdf());
+    write(
+        docs.path(),
+        "broken.pdf",
+        b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer <<>>\n%%EOF",
+    );
+    write(
+        docs.path(),
+        "truncated.pdf",
+        &make_pdf(None, &[PAGE_1], 0)[..200],
+    );
+    write(docs.path(), "broken.docx", b"PK\x03\x04 not really a zip");
+    write(docs.path(), "notes.md", b"# Notes\n\nStill indexed.\n");
+    let index_dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(index_dir.path()).unwrap();
+    let report = index
+        .update(docs.path(), &IndexConfig::default(), &mut |_| {})
+        .unwrap();
+    assert_eq!(report.added, 2, "{report:?}");
+    let skipped: Vec<&str> = report.skipped.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        skipped,
+        ["broken.docx", "broken.pdf", "scan.pdf", "truncated.pdf"]
+    );
+    let reason = |p: &str| &report.skipped.iter().find(|(q, _)| q == p).unwrap().1;
+    assert!(
+        reason("scan.pdf").contains("no text layer"),
+        "{}",
+        reason("scan.pdf")
+    );
+    assert!(
+        reason("broken.pdf").starts_with("not a readable pdf file"),
+        "{}",
+        reason("broken.pdf")
+    );
+    assert!(
+        reason("broken.docx").starts_with("not a readable docx file"),
+        "{}",
+        reason("broken.docx")
+    );
+}
+
+#[test]
+fn html_and_docx_sections_become_headings_without_pages() {
+    let docs = tempfile::tempdir().unwrap();
+    write(
+        docs.path(),
+        "site/returns.html",
+        b"<html><head><title>Returns</title><script>var x = 1;</script></head><body><nav>Home | Shop</nav>\
+          <h1>Returns policy</h1><p>Unworn shoes may be returned within 60 days.</p>\
+          <h2>Exchanges</h2><p>Exchanges ship free of charge.</p></body></html>",
+    );
+    write(docs.path(), "handbook.docx", &make_docx("Service handbook"));
+    let index_dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(index_dir.path()).unwrap();
+    let report = index
+        .update(docs.path(), &IndexConfig::default(), &mut |_| {})
+        .unwrap();
+    assert_eq!((report.added, report.skipped.len()), (2, 0), "{report:?}");
+
+    let hit = &index.search("exchanges free", 1).unwrap()[0];
+    assert_eq!(hit.chunk_id, "site/returns.html#chunk-2");
+    assert_eq!(hit.content, "Exchanges\n\nExchanges ship free of charge.");
+    assert_eq!(hit.source_title.as_deref(), Some("Returns"));
+    assert_eq!(hit.page_number, None);
+    assert!(
+        index
+            .all_chunks()
+            .unwrap()
+            .iter()
+            .all(|c| !c.content.contains("Home") && !c.content.contains("var x"))
+    );
+
+    let hit = &index.search("RMA code for returned items", 1).unwrap()[0];
+    assert_eq!(hit.chunk_id, "handbook.docx#chunk-1");
+    assert_eq!(
+        hit.content,
+        "Returns & exchanges\n\nItems can be returned within 45 days.\n\nCode RMA-7"
+    );
+    assert_eq!(hit.source_title.as_deref(), Some("Service handbook"));
+    assert_eq!(hit.page_number, None);
+    assert_eq!(
+        index.get("handbook.docx#chunk-2").unwrap().unwrap().content,
+        "Warranty\n\nHardware carries a two-year warranty."
+    );
+}
+
+/// The span of `quote` in `content`, in code points.
+fn span_of(content: &str, quote: &str) -> Span {
+    let byte = content.find(quote).unwrap();
+    let start = content[..byte].chars().count();
+    Span::new(start, start + quote.chars().count())
+}
+
+#[test]
+fn pdf_chunks_know_their_page_and_quotes_their_rectangles() {
+    for rotate in [0, 90] {
+        let docs = tempfile::tempdir().unwrap();
+        write(
+            docs.path(),
+            "manuals/shop.pdf",
+            &make_pdf(Some("Shop handbook"), &[PAGE_1, PAGE_2], rotate),
+        );
+        let index_dir = tempfile::tempdir().unwrap();
+        let mut index = Index::open_or_create(index_dir.path()).unwrap();
+        let report = index
+            .update(docs.path(), &IndexConfig::default(), &mut |_| {})
+            .unwrap();
+        assert_eq!((report.added, report.chunks), (1, 2), "{report:?}");
+
+        let hit = &index.search("how fast are refunds issued", 1).unwrap()[0];
+        assert_eq!(hit.chunk_id, "manuals/shop.pdf#chunk-2");
+        assert_eq!(hit.page_number, Some(2));
+        assert_eq!(hit.source_title.as_deref(), Some("Shop handbook"));
+        let first = index.get("manuals/shop.pdf#chunk-1").unwrap().unwrap();
+        assert_eq!(first.page_number, Some(1));
+
+        // A quote across the line break: one rectangle per line, in PDF
+        // points of the unrotated page (Helvetica 12 pt at x = 72; the
+        // second body line's baseline is 720 - 14 - 28 - 14, as drawn,
+        // whatever the page's /Rotate).
+        let quote = "within 5 business days of\nreceiving";
+        let loc = index
+            .locate(&hit.chunk_id, span_of(&hit.content, quote))
+            .unwrap();
+        assert_eq!(loc.page_number, 2);
+        assert_eq!(loc.rects.len(), 2, "{loc:?}");
+        let [x0, y0, x1, y1] = loc.rects[1];
+        assert!((x0 - LEFT).abs() < 0.05, "{loc:?}");
+        let baseline = TOP - 4.0 * STEP;
+        assert!(
+            y0 < baseline && baseline < y1 && (y1 - y0 - 12.0).abs() < 0.05,
+            "{loc:?}"
+        );
+        // "receiving" in Helvetica: 500+556+444+556+444+222+500+222+556 = 4000/1000 em.
+        assert!((x1 - (LEFT + 48.0)).abs() < 0.05, "{loc:?}");
+        let [a0, _, a1, _] = loc.rects[0];
+        assert!(a0 > LEFT + 100.0 && a1 > a0, "{loc:?}");
+
+        // Through the verifier and the contract.
+        let chunks = ChunkSet::new(vec![hit.clone(), first.clone()]).unwrap();
+        let answer = GroundedAnswer {
+            answerable: true,
+            claims: vec![Claim {
+                text: "Refunds take 5 business days.".into(),
+                citations: vec![Citation {
+                    chunk_id: hit.chunk_id.clone(),
+                    quote: quote.replace('\n', " "),
+                }],
+            }],
+        };
+        let provenance = Provenance {
+            trace_id: "t".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            question: None,
+            model: None,
+        };
+        let mut contract = verify(&answer, &chunks, MatchProfile::default(), provenance);
+        assert!(contract.answerable, "{contract:?}");
+        assert_eq!(contract.sources[0].page_number, Some(2));
+        index.attach_locations(&mut contract);
+        assert_eq!(
+            contract.claims[0].citations[0].location.as_ref(),
+            Some(&loc)
+        );
+        let json = serde_json::to_value(&contract).unwrap();
+        assert_eq!(
+            json["claims"][0]["citations"][0]["location"]["page_number"],
+            2
+        );
+    }
+}
+
+#[test]
+fn changed_pdf_is_reindexed_and_old_glyph_tables_go() {
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "a.pdf", &make_pdf(None, &[PAGE_1], 0));
+    write(docs.path(), "b.pdf", &make_pdf(None, &[PAGE_2], 0));
+    let index_dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(index_dir.path()).unwrap();
+    let cfg = IndexConfig::default();
+    index.update(docs.path(), &cfg, &mut |_| {}).unwrap();
+    let tables = || {
+        fs::read_dir(index_dir.path().join("layout"))
+            .unwrap()
+            .count()
+    };
+    assert_eq!(tables(), 2);
+
+    let again = index.update(docs.path(), &cfg, &mut |_| {}).unwrap();
+    assert_eq!((again.unchanged, again.changed, again.chunks), (2, 0, 0));
+
+    write(docs.path(), "a.pdf", &make_pdf(None, &[PAGE_2, PAGE_1], 0));
+    fs::remove_file(docs.path().join("b.pdf")).unwrap();
+    let changed = index.update(docs.path(), &cfg, &mut |_| {}).unwrap();
+    assert_eq!((changed.changed, changed.removed), (1, 1), "{changed:?}");
+    assert_eq!(tables(), 1);
+    let c = index.get("a.pdf#chunk-2").unwrap().unwrap();
+    assert_eq!(c.page_number, Some(2));
+    assert!(c.content.starts_with("Shipping guide"));
+    let loc = index
+        .locate("a.pdf#chunk-2", span_of(&c.content, "Shipping"))
+        .unwrap();
+    assert_eq!(loc.page_number, 2);
+    assert_eq!(index.locate("a.pdf#chunk-9", Span::new(0, 3)), None);
+}

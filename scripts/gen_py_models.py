@@ -6,11 +6,13 @@
     python3 scripts/gen_py_models.py --check   # exit 1 if it is stale
 
 Standard library only (it runs before anything is installed). It reads the
-schema subset the contract uses: objects with `additionalProperties: false`
-and every property required; `const`, `enum`, `type` (a name or a list with
-"null"), `$ref` to `$defs`, `oneOf` of null and one alternative, arrays of
-`$ref`, and the bounds `minLength`, `maxLength`, `pattern`, `minimum`,
-`minItems`. Anything else fails the generation, so that a schema change
+schema subset the contract uses: objects with `additionalProperties: false`;
+`const`, `enum`, `type` (a name or a list with "null"), `$ref` to `$defs`,
+`oneOf` of null and one alternative, arrays (of arrays too), and the bounds
+`minLength`, `maxLength`, `pattern`, `minimum`, `maximum`, `minItems`,
+`maxItems`. A property left out of `required` is additive and optional
+(contract v1's `citations[].location`): absent in the JSON when unknown, so
+its field defaults to None and `model_dump()` leaves it out when None. Anything else fails the generation, so that a schema change
 cannot be silently dropped. The schema's `if`/`then`/`else` rules (a
 refusal exactly when not answerable, no span on a bare reference) tie
 fields together; they are listed in the docstrings, and the verifier that
@@ -33,6 +35,7 @@ CLASS = {
     "refusal": "Refusal",
     "span": "Span",
     "quantity": "QuantityFinding",
+    "location": "QuoteLocation",
     "citation": "ContractCitation",
     "claim": "ContractClaim",
     "source": "Source",
@@ -42,6 +45,7 @@ ROOT_CLASS = "Contract"
 DOCS = {
     "Refusal": "Why a contract carries no answer (R1-R4).",
     "Span": "Code points of the chunk's original content, end exclusive.",
+    "QuoteLocation": "Where a quote is drawn on its PDF page: the page and one rectangle per line.",
     "ContractCitation": "A verified citation: its footnote, chunk, quote and where the quote is in the chunk.",
     "ContractClaim": "A verified claim with its verified citations.",
     "Source": "A cited chunk, listed once; missing metadata is None, never a default.",
@@ -49,7 +53,7 @@ DOCS = {
 }
 KNOWN = {
     "type", "const", "enum", "$ref", "oneOf", "items", "minLength", "maxLength",
-    "pattern", "minimum", "minItems", "description",
+    "pattern", "minimum", "maximum", "minItems", "maxItems", "description",
 }
 CONDITIONS = {
     "Contract": [
@@ -93,6 +97,8 @@ def constraints(prop: dict) -> list[str]:
         out.append(f"pattern={prop['pattern']!r}")
     if "minimum" in prop:
         out.append(f"ge={prop['minimum']}")
+    if "maximum" in prop:
+        out.append(f"le={prop['maximum']}")
     return out
 
 
@@ -123,6 +129,7 @@ def field_type(prop: dict, where: str) -> tuple[str, None]:
     if kind == "array":
         item, _ = field_type(prop["items"], where + "[]")
         cons = [f"min_length={prop['minItems']}"] if "minItems" in prop else []
+        cons += [f"max_length={prop['maxItems']}"] if "maxItems" in prop else []
         return annotate(f"list[{item}]", cons), None
     if isinstance(kind, list):
         names = [k for k in kind if k != "null"]
@@ -138,8 +145,12 @@ def model(name: str, schema: dict, doc: str) -> str:
     if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
         raise Unsupported(f"{name}: not a closed object")
     props = schema["properties"]
-    if sorted(schema["required"]) != sorted(props):
-        raise Unsupported(f"{name}: every property must be required")
+    if not set(schema["required"]) <= set(props):
+        raise Unsupported(f"{name}: required names an unknown property")
+    optional = [k for k in props if k not in schema["required"]]
+    # Optional properties come last, as the Rust serializer writes them.
+    if list(props)[len(props) - len(optional):] != optional:
+        raise Unsupported(f"{name}: optional properties must come last")
     lines = [f"class {name}(BaseModel):"]
     doc_lines = [doc]
     if name in CONDITIONS:
@@ -154,9 +165,27 @@ def model(name: str, schema: dict, doc: str) -> str:
         if not key.isidentifier():
             raise Unsupported(f"{name}.{key}: not an identifier")
         annotation, default = field_type(prop, f"{name}.{key}")
+        if key in optional:
+            if annotation.startswith("Optional["):
+                raise Unsupported(f"{name}.{key}: optional and nullable")
+            annotation, default = f"Optional[{annotation}]", "None"
         if prop.get("description"):
             lines.append(f"    #: {prop['description']}")
         lines.append(f"    {key}: {annotation}" + (f" = {default}" if default else ""))
+    if optional:
+        names = ", ".join(json.dumps(k) for k in optional)
+        lines += [
+            "",
+            '    @model_serializer(mode="wrap")',
+            "    def _leave_out_unknown(self, handler: SerializerFunctionWrapHandler) -> Any:",
+            '        """Optional fields that are None are absent, as in the contract\'s JSON."""',
+            "        data = handler(self)",
+            "        if isinstance(data, dict):",
+            f"            for key in ({names},):",
+            "                if data.get(key, 0) is None:",
+            "                    del data[key]",
+            "        return data",
+        ]
     return "\n".join(lines)
 
 
@@ -190,9 +219,9 @@ def generate() -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from typing import Annotated, Literal, Optional",
+        "from typing import Annotated, Any, Literal, Optional",
         "",
-        "from pydantic import BaseModel, ConfigDict, Field",
+        "from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer",
         "",
         "__all__ = [" + ", ".join(json.dumps(n) for n in [ROOT_CLASS, *[CLASS[k] for k in order(defs)]]) + "]",
     ]

@@ -9,11 +9,20 @@ present, None for null); `Contract.model_validate_json(text)` reads it.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-__all__ = ["Contract", "QuantityFinding", "Refusal", "Source", "Span", "Warning", "ContractCitation", "ContractClaim"]
+__all__ = ["Contract", "QuoteLocation", "QuantityFinding", "Refusal", "Source", "Span", "Warning", "ContractCitation", "ContractClaim"]
+
+
+class QuoteLocation(BaseModel):
+    """Optional, additive: where the citation's span is drawn on its PDF page, computed by the server's own extraction (authoritative). Absent when unknown (chunks from other retrievers, formats without pages). Rectangles are [x0, y0, x1, y1] in PDF points in the unrotated page's user space (origin bottom left), one per line of text, in reading order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    page_number: Annotated[int, Field(ge=1, le=4294967295)]
+    rects: Annotated[list[Annotated[list[float], Field(min_length=4, max_length=4)]], Field(min_length=1)]
 
 
 class QuantityFinding(BaseModel):
@@ -90,6 +99,17 @@ class ContractCitation(BaseModel):
     source_text: Optional[str]
     match: Literal["exact", "normalized", "reference"]
     span: Optional[Span]
+    location: Optional[QuoteLocation] = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unknown(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Optional fields that are None are absent, as in the contract's JSON."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("location",):
+                if data.get(key, 0) is None:
+                    del data[key]
+        return data
 
 
 class ContractClaim(BaseModel):

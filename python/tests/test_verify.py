@@ -9,6 +9,7 @@ import subprocess
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import groundcite
 from groundcite import (
@@ -16,6 +17,7 @@ from groundcite import (
     Contract,
     GroundedAnswer,
     InputError,
+    QuoteLocation,
     convert,
     lint,
     parse,
@@ -64,6 +66,28 @@ def test_every_input_form_gives_the_same_contract(refunds: Any) -> None:
         "unsupported_quantity", "merged_chunk_ids", "unknown_chunk_id",
         "claim_unsupported", "unsafe_source_url",
     ]
+
+
+def test_a_located_citation_round_trips_and_an_unlocated_one_has_no_location_key(refunds: Any) -> None:
+    # `citations[].location` is optional and additive (contract v1): `ask`
+    # over PDFs sets it; elsewhere the key is absent, never null.
+    answer, chunks = refunds
+    as_dict = json.loads(verify(answer, chunks, trace_id="t-3", output="json"))
+    cited = as_dict["claims"][0]["citations"][0]
+    assert "location" not in cited
+    assert "location" not in Contract.model_validate(as_dict).model_dump()["claims"][0]["citations"][0]
+    cited["location"] = {"page_number": 2, "rects": [[72.0, 696.5, 340.25, 718.0], [72.0, 656.5, 260.0, 678.0]]}
+    model = Contract.model_validate(as_dict)
+    loc = model.claims[0].citations[0].location
+    assert isinstance(loc, QuoteLocation) and loc.page_number == 2
+    assert model.model_dump() == as_dict
+    assert json.dumps(model.model_dump()) == json.dumps(as_dict)
+    assert json.loads(model.model_dump_json()) == as_dict
+    for bad in ({"page_number": 0, "rects": [[1.0, 2.0, 3.0, 4.0]]}, {"page_number": 1, "rects": []},
+                {"page_number": 1, "rects": [[1.0, 2.0, 3.0]]}, {"page_number": 1, "rects": [[1, 2, 3, 4]], "x": 1}):
+        cited["location"] = bad
+        with pytest.raises(ValidationError):
+            Contract.model_validate(as_dict)
 
 
 def test_outputs_agree(refunds: Any) -> None:

@@ -1,18 +1,21 @@
 // The web app in headless Chromium against real `groundcite serve`
 // processes (started by scripts/browser-tests, which sets GC_BASE_URL,
-// GC_BARE_URL, GC_KEY, GC_SCREENSHOTS and CHROMIUM).
+// GC_BARE_URL, GC_PDF_URL, GC_KEY, GC_SCREENSHOTS and CHROMIUM).
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { makePdf } from './pdf.mjs';
 
 const BASE = process.env.GC_BASE_URL;
 const BARE = process.env.GC_BARE_URL;
+// A service whose --docs folder holds one PDF (tests/browser/pdf.mjs's manual).
+const PDF_URL = process.env.GC_PDF_URL;
 const KEY = process.env.GC_KEY;
 const SHOTS = process.env.GC_SCREENSHOTS || '';
-assert.ok(BASE && BARE && KEY, 'run through scripts/browser-tests');
+assert.ok(BASE && BARE && PDF_URL && KEY, 'run through scripts/browser-tests');
 
 let browser;
 
@@ -484,31 +487,6 @@ describe('access', () => {
   });
 });
 
-// A one-page PDF written here (Helvetica, no embedded font): two lines of
-// 20 pt text, the quote crossing the line break. `rotate` sets the page's
-// /Rotate; the contract's rectangles stay in the unrotated page's space.
-function makePdf({ rotate = 0 } = {}) {
-  const content = 'BT /F1 20 Tf 72 700 Td (Refunds are available within) Tj 0 -40 Td (30 days of purchase.) Tj ET';
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate ${rotate} /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-  ];
-  let out = '%PDF-1.4\n';
-  const offsets = [];
-  objects.forEach((o, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${o}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  for (const off of offsets) out += `${String(off).padStart(10, '0')} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, 'latin1');
-}
-
 // The quote's two lines, as the server's extraction gives them: PDF points,
 // unrotated page, origin bottom left (generous boxes around each line).
 const PDF_RECTS = [[70, 694, 340, 718], [70, 654, 260, 678]];
@@ -622,5 +600,65 @@ describe('PDF page previewer', () => {
     assert.equal(hostile.boxes.length, 2, 'only the well-formed rectangles are drawn');
     assert.deepEqual(page.errors, []);
     await page.close();
+  });
+});
+
+describe('asking over a folder of PDFs (real service, embedded model, index, extraction)', () => {
+  test('the answer cites page 2 of the PDF, and its footnote opens that page with the quote highlighted', async () => {
+    const page = await newPage();
+    await openApp(page, `${PDF_URL}/`);
+    await page.fill('#question', 'within how many days of buying can i get a refund?');
+    await page.click('#ask-submit');
+    // The debug build's embedded model on a busy CI machine: minutes, not seconds.
+    await page.locator('#trace-link:not([hidden])').waitFor({ timeout: 400_000 });
+    await page.waitForFunction(() => document.getElementById('ask-submit').disabled === false);
+    const claim = page.locator('#answer .gc-claim', { hasText: /30 days/ });
+    assert.equal(await claim.count(), 1, await page.locator('#answer').textContent());
+    // The popover names the page (the contract's sources[].page_number).
+    const marker = claim.locator('.gc-marker').first();
+    await marker.hover();
+    await page.locator('#answer .gc-popover:not([hidden])').waitFor();
+    assert.match(await page.locator('#answer .gc-popover:not([hidden])').textContent(), /page 2\b/);
+    await page.mouse.move(0, 0);
+    // Footnote → the PDF from GET /v1/chunks/{id}/document, drawn by pdf.js,
+    // the server's rectangles (citations[].location) over the quote's lines.
+    await marker.click();
+    await page.locator('#preview-body .gc-pdf-page .gc-pdf-hl').first().waitFor({ timeout: 60_000 });
+    const r = await page.evaluate(() => {
+      const wrap = document.querySelector('#preview-body .gc-pdf-page');
+      const canvas = wrap.querySelector('canvas');
+      const ctx = canvas.getContext('2d');
+      const sx = canvas.width / canvas.clientWidth;
+      const ink = (x, y, w, h) => {
+        const X = Math.max(0, Math.round(x * sx)), Y = Math.max(0, Math.round(y * sx));
+        const W = Math.max(1, Math.round(w * sx)), H = Math.max(1, Math.round(h * sx));
+        if (Y + H > canvas.height || X + W > canvas.width) return -1;
+        const d = ctx.getImageData(X, Y, W, H).data;
+        let dark = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] < 300) dark++;
+        return dark;
+      };
+      const hls = [...wrap.querySelectorAll('.gc-pdf-hl')];
+      return {
+        page: wrap.dataset.page,
+        label: wrap.getAttribute('aria-label'),
+        boxes: hls.map((h) => ({ y: h.offsetTop, w: h.offsetWidth, h: h.offsetHeight, ink: ink(h.offsetLeft, h.offsetTop, h.offsetWidth, h.offsetHeight) })),
+        // Page 2's text is two lines near the top; everything below them is blank.
+        below: ink(0, Math.max(...hls.map((h) => h.offsetTop + h.offsetHeight)) + 4, canvas.clientWidth, 200),
+        mark: document.querySelector('#preview-body mark.gc-span')?.textContent ?? null,
+      };
+    });
+    assert.equal(r.page, '2', JSON.stringify(r));
+    assert.match(r.label, /^Page 2 of /);
+    assert.ok(r.boxes.length >= 1 && r.boxes.length <= 2, JSON.stringify(r));
+    for (const b of r.boxes) {
+      assert.ok(b.ink > 20, `ink under the highlight: ${JSON.stringify(b)}`);
+      assert.ok(b.w > b.h, `a line runs across: ${JSON.stringify(b)}`);
+    }
+    assert.equal(r.below, 0, `nothing highlighted below the quote is text: ${JSON.stringify(r)}`);
+    assert.match(r.mark, /30 days/);
+    assert.deepEqual(page.errors, []);
+    await shot(page, 'ask-pdf');
+    await page.context().close();
   });
 });

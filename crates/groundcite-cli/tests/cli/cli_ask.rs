@@ -295,7 +295,7 @@ fn bad_settings_are_one_sentence() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr),
-        "error: settings: The documents folder is not set: pass --docs DIR, or set [ask] docs in groundcite.toml.\n"
+        "error: settings: The documents folder is not set: pass --docs DIR, or set [ask] docs in groundcite.toml (or search a service you run: --retriever postgres).\n"
     );
     let out = groundcite(&["ask", "Anything?", "--docs", "no/such/dir"]);
     assert_eq!(out.status.code(), Some(2));

@@ -55,19 +55,18 @@ pub(crate) async fn document(
     if known.is_none() {
         return Err(unknown());
     }
-    let path = inside(docs, rel).ok_or_else(unknown)?;
-    let meta = tokio::fs::metadata(&path)
-        .await
-        .map_err(|_| ApiError::not_found("the document is no longer in the docs folder"))?;
+    // The index knows the chunk: a file that no longer resolves inside the
+    // folder was removed, moved or replaced since indexing.
+    let gone = || ApiError::not_found("the document is no longer in the docs folder");
+    let path = inside(docs, rel).ok_or_else(gone)?;
+    let meta = tokio::fs::metadata(&path).await.map_err(|_| gone())?;
     if meta.len() > MAX_DOCUMENT_BYTES {
         return Err(ApiError::limit_exceeded(
             format!("the document is larger than {MAX_DOCUMENT_BYTES} bytes"),
             "chunk_id",
         ));
     }
-    let bytes = tokio::fs::read(&path)
-        .await
-        .map_err(|_| ApiError::not_found("the document is no longer in the docs folder"))?;
+    let bytes = tokio::fs::read(&path).await.map_err(|_| gone())?;
     let mut response = ([(header::CONTENT_TYPE, "application/pdf")], bytes).into_response();
     let h = response.headers_mut();
     h.insert(

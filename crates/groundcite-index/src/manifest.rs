@@ -23,7 +23,8 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 /// Version of the chunking algorithm and analyzer. Bump it whenever the
 /// chunks or tokens produced for the same input change: older indexes are
 /// then rebuilt.
-const PIPELINE_VERSION: u32 = 2;
+// 3: a PDF paragraph's lines are joined with a space, not a line break.
+const PIPELINE_VERSION: u32 = 3;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -182,11 +182,11 @@ fn pdf_text_pages_title_and_glyph_boxes() {
         [
             (
                 1,
-                "Shipping guide\n\nStandard shipping takes 3 to 7 business days.\nExpress shipping takes 1 to 2 business days."
+                "Shipping guide\n\nStandard shipping takes 3 to 7 business days. Express shipping takes 1 to 2 business days."
             ),
             (
                 2,
-                "Returns\n\nRefunds are issued within 5 business days of\nreceiving the returned item."
+                "Returns\n\nRefunds are issued within 5 business days of receiving the returned item."
             ),
         ]
     );
@@ -317,11 +317,12 @@ fn pdf_chunks_know_their_page_and_quotes_their_rectangles() {
         let first = index.get("manuals/shop.pdf#chunk-1").unwrap().unwrap();
         assert_eq!(first.page_number, Some(1));
 
-        // A quote across the line break: one rectangle per line, in PDF
+        // A quote across the line break (the paragraph reflowed: a space
+        // where the line broke): one rectangle per line, in PDF
         // points of the unrotated page (Helvetica 12 pt at x = 72; the
         // second body line's baseline is 720 - 14 - 28 - 14, as drawn,
         // whatever the page's /Rotate).
-        let quote = "within 5 business days of\nreceiving";
+        let quote = "within 5 business days of receiving";
         let loc = index
             .locate(&hit.chunk_id, span_of(&hit.content, quote))
             .unwrap();
@@ -347,7 +348,7 @@ fn pdf_chunks_know_their_page_and_quotes_their_rectangles() {
                 text: "Refunds take 5 business days.".into(),
                 citations: vec![Citation {
                     chunk_id: hit.chunk_id.clone(),
-                    quote: quote.replace('\n', " "),
+                    quote: quote.into(),
                 }],
             }],
         };

@@ -199,6 +199,10 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, ReverifyError> {
             }
         }
     };
+    let mut contract = contract;
+    if let Some(s) = &stored {
+        keep_locations(&mut contract, s);
+    }
     // Compared as values, not texts: traces written before contracts were
     // kept as text may spell the same JSON differently.
     let same = stored.is_some_and(|s| serde_json::to_value(&contract).is_ok_and(|c| c == s));
@@ -207,6 +211,34 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, ReverifyError> {
         same,
         note,
     })
+}
+
+/// Quote locations (contract v1's optional `citations[].location`) are put
+/// on after verification from the docs folder's PDF layout, which a trace
+/// does not hold, so verification cannot recompute them: a re-verified
+/// citation keeps the stored location of the same citation (same claim and
+/// position, same chunk, same span). A location is never invented, and one
+/// whose citation changed is dropped, so a changed citation still differs.
+fn keep_locations(contract: &mut Contract, stored: &serde_json::Value) {
+    let Some(claims) = stored.get("claims").and_then(serde_json::Value::as_array) else {
+        return;
+    };
+    for (claim, old) in contract.claims.iter_mut().zip(claims) {
+        let Some(cites) = old.get("citations").and_then(serde_json::Value::as_array) else {
+            continue;
+        };
+        for (c, o) in claim.citations.iter_mut().zip(cites) {
+            let same_chunk =
+                o.get("chunk_id").and_then(serde_json::Value::as_str) == Some(c.chunk_id.as_str());
+            let same_span =
+                c.span.is_some() && o.get("span").cloned() == serde_json::to_value(c.span).ok();
+            if same_chunk && same_span && c.location.is_none() {
+                c.location = o
+                    .get("location")
+                    .and_then(|l| serde_json::from_value(l.clone()).ok());
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -267,6 +299,44 @@ mod tests {
         let wrong = reverify(&record).unwrap();
         assert!(!wrong.same);
         assert_eq!(wrong.contract.refusal.unwrap().code, RefusalCode::R3);
+    }
+
+    /// `ask` over PDFs stores contracts whose citations carry `location`;
+    /// re-verification (which has no PDF layout) keeps them, so an
+    /// unchanged answer is the same, and a changed one still differs.
+    #[test]
+    fn a_located_citation_re_verifies_as_the_same() {
+        let raw = r#"{"answerable": true, "claims": [{"text": "Refunds take 30 days.",
+            "citations": [{"chunk_id": "refunds#1", "quote": "Refunds are available within 30 days of purchase."}]}]}"#;
+        let answer: GroundedAnswer = serde_json::from_str(raw).unwrap();
+        let mut contract = verify_with(
+            &answer,
+            &chunks(),
+            MatchProfile::Default,
+            ClaimPolicy::Strict,
+            provenance(),
+        );
+        let location = groundcite_core::QuoteLocation {
+            page_number: 2,
+            rects: vec![[72.0, 696.5, 340.25, 718.0]],
+        };
+        contract.claims[0].citations[0].location = Some(location.clone());
+        let mut record = TraceRecord::new("t-1", "answer");
+        record.chunks = TraceChunks::from_chunks(chunks().chunks());
+        record.raw_output = Some(raw.into());
+        record.contract = Some(JsonText::serialize(&contract).unwrap());
+        let r = reverify(&record).unwrap();
+        assert!(r.same, "{:?}", r.contract);
+        assert_eq!(r.contract.claims[0].citations[0].location, Some(location));
+
+        // The stored contract cited another span: no location carried over
+        // to a citation it does not describe, and the difference shows.
+        let mut moved = contract.clone();
+        moved.claims[0].citations[0].span = Some(groundcite_core::Span::new(1, 5));
+        record.contract = Some(JsonText::serialize(&moved).unwrap());
+        let r = reverify(&record).unwrap();
+        assert!(!r.same);
+        assert_eq!(r.contract.claims[0].citations[0].location, None);
     }
 
     #[test]

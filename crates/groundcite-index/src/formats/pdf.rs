@@ -157,8 +157,12 @@ impl Builder {
                 self.push_sep("\n\n");
             }
             self.paragraph_start = Some(self.text.len());
-        } else {
-            self.push_sep("\n");
+        } else if !self.text.ends_with(' ') {
+            // A paragraph's lines are reflowed: a line break inside a
+            // paragraph is where the page ran out of width, not the end of
+            // a sentence (the one sentence rule ends one at a line break,
+            // which cut every wrapped sentence of a PDF in two candidates).
+            self.push_sep(" ");
         }
         self.lines.push(LineGlyphs {
             page,

@@ -492,11 +492,32 @@ describe('access', () => {
 const PDF_RECTS = [[70, 694, 340, 718], [70, 654, 260, 678]];
 
 /**
+ * Installs `window.gcInk(canvas, x, y, w, h)` in the page: the number of
+ * dark pixels of a canvas under a box in CSS pixels (-1 when the box leaves
+ * the canvas).
+ */
+async function installInk(page) {
+  await page.evaluate(() => {
+    window.gcInk = (canvas, x, y, w, h) => {
+      const sx = canvas.width / canvas.clientWidth;
+      const X = Math.max(0, Math.round(x * sx)), Y = Math.max(0, Math.round(y * sx));
+      const W = Math.max(1, Math.round(w * sx)), H = Math.max(1, Math.round(h * sx));
+      if (Y + H > canvas.height || X + W > canvas.width) return -1;
+      const d = canvas.getContext('2d').getImageData(X, Y, W, H).data;
+      let dark = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] < 300) dark++;
+      return dark;
+    };
+  });
+}
+
+/**
  * Renders the preview of a located citation on the real page (real CSP,
  * vendored pdf.js) and reports, for each highlight, whether the canvas has
  * ink under it and under the same box moved up by two of its heights.
  */
 async function previewPdf(page, pdf, { rects = PDF_RECTS, pageNumber = 1 } = {}) {
+  await installInk(page);
   return page.evaluate(async ({ b64, rects, pageNumber }) => {
     const m = await import('/assets/groundcite-render.js');
     const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
@@ -513,17 +534,7 @@ async function previewPdf(page, pdf, { rects = PDF_RECTS, pageNumber = 1 } = {})
     if (result.err) return { error: result.err, text: box.textContent };
     const wrap = box.querySelector('.gc-pdf-page');
     const canvas = wrap.querySelector('canvas');
-    const ctx = canvas.getContext('2d');
-    const sx = canvas.width / canvas.clientWidth;
-    const ink = (x, y, w, h) => {
-      const X = Math.max(0, Math.round(x * sx)), Y = Math.max(0, Math.round(y * sx));
-      const W = Math.max(1, Math.round(w * sx)), H = Math.max(1, Math.round(h * sx));
-      if (Y + H > canvas.height || X + W > canvas.width) return -1;
-      const d = ctx.getImageData(X, Y, W, H).data;
-      let dark = 0;
-      for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] < 300) dark++;
-      return dark;
-    };
+    const ink = (x, y, w, h) => window.gcInk(canvas, x, y, w, h);
     return {
       role: wrap.getAttribute('role'),
       label: wrap.getAttribute('aria-label'),
@@ -624,20 +635,11 @@ describe('asking over a folder of PDFs (real service, embedded model, index, ext
     // the server's rectangles (citations[].location) over the quote's lines.
     await marker.click();
     await page.locator('#preview-body .gc-pdf-page .gc-pdf-hl').first().waitFor({ timeout: 60_000 });
+    await installInk(page);
     const r = await page.evaluate(() => {
       const wrap = document.querySelector('#preview-body .gc-pdf-page');
       const canvas = wrap.querySelector('canvas');
-      const ctx = canvas.getContext('2d');
-      const sx = canvas.width / canvas.clientWidth;
-      const ink = (x, y, w, h) => {
-        const X = Math.max(0, Math.round(x * sx)), Y = Math.max(0, Math.round(y * sx));
-        const W = Math.max(1, Math.round(w * sx)), H = Math.max(1, Math.round(h * sx));
-        if (Y + H > canvas.height || X + W > canvas.width) return -1;
-        const d = ctx.getImageData(X, Y, W, H).data;
-        let dark = 0;
-        for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] < 300) dark++;
-        return dark;
-      };
+      const ink = (x, y, w, h) => window.gcInk(canvas, x, y, w, h);
       const hls = [...wrap.querySelectorAll('.gc-pdf-hl')];
       return {
         page: wrap.dataset.page,

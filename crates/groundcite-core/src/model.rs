@@ -82,8 +82,9 @@ pub struct Candidate {
 /// extractive answer (the embedded model's default) states each claim as
 /// the sentence it quotes, so the model writes the quote once and code
 /// fills in the text: a claim object holds only `citations`, and its text is
-/// its quotes, each trimmed of surrounding white space, joined by one
-/// space. Re-verification of a stored trace applies the same rule.
+/// its quotes joined by one space, every run of white space written as one
+/// space ([`extractive_text`]). Re-verification of a stored trace applies
+/// the same rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AnswerForm {
@@ -150,14 +151,15 @@ impl std::str::FromStr for AnswerForm {
     }
 }
 
-/// The text of an extractive claim: its quotes, trimmed, joined by a space.
+/// The text of an extractive claim: its quotes joined by a space, each run
+/// of white space written as one space (a quote of a hard-wrapped sentence
+/// holds its line breaks; the claim reads as one line).
 pub fn extractive_text(citations: &[Citation]) -> String {
-    let parts: Vec<&str> = citations
+    let words: Vec<&str> = citations
         .iter()
-        .map(|c| c.quote.trim())
-        .filter(|q| !q.is_empty())
+        .flat_map(|c| c.quote.split_whitespace())
         .collect();
-    parts.join(" ")
+    words.join(" ")
 }
 
 #[derive(Deserialize)]

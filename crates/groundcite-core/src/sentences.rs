@@ -8,21 +8,55 @@ use std::ops::Range;
 
 /// Splits text into sentences, each with the white space that follows it:
 /// a sentence ends after `.`, `!` or `?` (and any closing quotes or
-/// brackets) followed by white space, or at a line break. Concatenating the
-/// pieces gives `text` back.
+/// brackets) followed by white space, or at a line break that ends a line of
+/// its own ([`breaks_line`]). A single line break inside a paragraph of
+/// running text does not end a sentence: Markdown renders it as a space,
+/// and a file wrapped at a fixed width would otherwise be cut into
+/// half-sentences. Concatenating the pieces gives `text` back.
 pub fn sentences(text: &str) -> Vec<&str> {
     sentence_spans(text).into_iter().map(|r| &text[r]).collect()
 }
 
+/// A sentence joined across line breaks is cut back at them when it grows
+/// longer than this many bytes: lines without punctuation (a list without
+/// markers, a key-value block) are units of their own, not one long run.
+pub const MAX_JOINED_SENTENCE: usize = 320;
+
 /// The byte ranges of [`sentences`].
 pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
+    let soft = soft_breaks(text);
+    let mut out = Vec::new();
+    for r in spans(text, &soft) {
+        let s = &text[r.clone()];
+        let inner = s.trim_end();
+        if r.len() > MAX_JOINED_SENTENCE && inner.contains('\n') {
+            // Too long to be one wrapped sentence: every line break ends.
+            out.extend(
+                spans(s, &[])
+                    .into_iter()
+                    .map(|x| r.start + x.start..r.start + x.end),
+            );
+        } else {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Splits `text` at sentence ends; a line break at a byte offset in `soft`
+/// (sorted) does not end a sentence.
+fn spans(text: &str, soft: &[usize]) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
+    let mut line_start = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let mut end = None;
         if c == '\n' {
-            end = Some(i + 1);
+            line_start = i + 1;
+            if soft.binary_search(&i).is_err() {
+                end = Some(i + 1);
+            }
         } else if matches!(c, '.' | '!' | '?') {
             let mut j = i + c.len_utf8();
             while let Some(&(k, d)) = chars.peek() {
@@ -33,7 +67,12 @@ pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
                     break;
                 }
             }
-            if chars.peek().is_none_or(|&(_, d)| d.is_whitespace()) {
+            // `1. ` opening a numbered list item is not a sentence end.
+            let line = &text[line_start..i];
+            let ordinal = c == '.'
+                && (1..=3).contains(&line.trim_start().len())
+                && line.trim_start().bytes().all(|b| b.is_ascii_digit());
+            if !ordinal && chars.peek().is_none_or(|&(_, d)| d.is_whitespace()) {
                 end = Some(j);
             }
         }
@@ -43,6 +82,9 @@ pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
                 if d.is_whitespace() {
                     chars.next();
                     e = k + d.len_utf8();
+                    if d == '\n' {
+                        line_start = e;
+                    }
                 } else {
                     break;
                 }
@@ -55,6 +97,70 @@ pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
         out.push(start..text.len());
     }
     out
+}
+
+/// The byte offsets of the line breaks that continue a paragraph's running
+/// text: those between two lines of which neither [`breaks_line`], outside
+/// fenced code.
+fn soft_breaks(text: &str) -> Vec<usize> {
+    let mut soft = Vec::new();
+    let mut in_fence = false;
+    let mut line_start = 0;
+    while let Some(n) = text[line_start..].find('\n') {
+        let nl = line_start + n;
+        let line = &text[line_start..nl];
+        let next_end = text[nl + 1..].find('\n').map_or(text.len(), |k| nl + 1 + k);
+        let next = &text[nl + 1..next_end];
+        if is_fence(line) {
+            in_fence = !in_fence;
+        } else if !in_fence
+            && !breaks_line(line, true)
+            && !breaks_line(next, false)
+            && !is_fence(next)
+        {
+            soft.push(nl);
+        }
+        line_start = nl + 1;
+    }
+    soft
+}
+
+fn is_fence(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("```") || t.starts_with("~~~")
+}
+
+/// Whether a line stands on its own rather than continuing (or being
+/// continued by) running text: a blank line, a Markdown heading, table row,
+/// block quote or rule; a list item when it is the `next` line (a wrapped
+/// item's own lines continue it); the line before a Markdown hard break (two
+/// trailing spaces or a backslash).
+fn breaks_line(line: &str, before: bool) -> bool {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let t = line.trim();
+    if t.is_empty() || t.starts_with('#') || t.starts_with('|') || t.starts_with('>') {
+        return true;
+    }
+    if t.len() >= 3 && t.chars().all(|c| matches!(c, '-' | '=' | '*' | '_' | ' ')) {
+        return true;
+    }
+    if before {
+        return line.ends_with("  ") || line.ends_with('\\');
+    }
+    is_list_item(line.trim_start())
+}
+
+/// `- x`, `* x`, `+ x`, `• x`, `1. x`, `1) x`.
+fn is_list_item(t: &str) -> bool {
+    let mut cs = t.chars();
+    match cs.next() {
+        Some('-' | '*' | '+' | '\u{2022}') => cs.next().is_none_or(char::is_whitespace),
+        Some(c) if c.is_ascii_digit() => {
+            let rest = t.trim_start_matches(|c: char| c.is_ascii_digit());
+            t.len() - rest.len() <= 3 && (rest.starts_with(". ") || rest.starts_with(") "))
+        }
+        _ => false,
+    }
 }
 
 /// Splits text into runs of word characters (alphanumeric or `_`), of
@@ -138,6 +244,85 @@ mod tests {
         for t in ["", "a", "日本語。テキスト. x", "\n\n\n", "a.b. c!? d"] {
             assert_eq!(sentences(t).concat(), t);
         }
+    }
+
+    #[test]
+    fn a_wrapped_paragraph_is_one_run_of_sentences() {
+        let t = "Refunds are available within\n30 days of purchase. Contact\nsupport to start one.\n\nNext paragraph.";
+        assert_eq!(
+            sentences(t),
+            vec![
+                "Refunds are available within\n30 days of purchase. ",
+                "Contact\nsupport to start one.\n\n",
+                "Next paragraph."
+            ]
+        );
+        // Windows line ends wrap the same way.
+        assert_eq!(
+            sentences("Refunds take\r\nfive days.\r\nYes"),
+            vec!["Refunds take\r\nfive days.\r\n", "Yes"]
+        );
+    }
+
+    #[test]
+    fn lines_that_stand_alone_still_end_at_the_line_break() {
+        let cases: &[(&str, &[&str])] = &[
+            ("# Title\nBody text", &["# Title\n", "Body text"]),
+            ("Intro text\n## Sub", &["Intro text\n", "## Sub"]),
+            (
+                "- an item that\n  wraps on\n- another\n1. first\n2) second",
+                &[
+                    "- an item that\n  wraps on\n",
+                    "- another\n",
+                    "1. first\n",
+                    "2) second",
+                ],
+            ),
+            (
+                "| a | b |\n|---|---|\n| c | d |",
+                &["| a | b |\n", "|---|---|\n", "| c | d |"],
+            ),
+            (
+                "Setext title\n=====\nBody",
+                &["Setext title\n", "=====\n", "Body"],
+            ),
+            ("Hard break  \nnext line", &["Hard break  \n", "next line"]),
+            ("Backslash\\\nnext", &["Backslash\\\n", "next"]),
+            ("> quoted\n> more", &["> quoted\n", "> more"]),
+            (
+                "Run this\n```\nls -l\ncd /tmp\n```\nthen stop",
+                &[
+                    "Run this\n",
+                    "```\n",
+                    "ls -l\n",
+                    "cd /tmp\n",
+                    "```\n",
+                    "then stop",
+                ],
+            ),
+            (
+                "Items:\n* one\n+ two\n\u{2022} three",
+                &["Items:\n", "* one\n", "+ two\n", "\u{2022} three"],
+            ),
+            (
+                "Done.\n1. first\n2. second",
+                &["Done.\n", "1. first\n", "2. second"],
+            ),
+        ];
+        for (t, want) in cases {
+            assert_eq!(&sentences(t), want, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn long_unpunctuated_line_runs_are_cut_back_at_line_breaks() {
+        let line = "A line of a list written without any markers at all";
+        let t = [line; 8].join("\n");
+        let s = sentences(&t);
+        assert_eq!(s.len(), 8, "{s:?}");
+        assert_eq!(s.concat(), t);
+        // A short run stays joined.
+        assert_eq!(sentences(&[line; 2].join("\n")).len(), 1);
     }
 
     #[test]

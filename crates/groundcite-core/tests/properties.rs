@@ -192,3 +192,44 @@ proptest! {
         }
     }
 }
+
+/// Lines of Markdown-like text: running words, list items, headings, table
+/// rows, fences, blank lines, numbered items, tricky characters.
+fn markdown_text() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        4 => tricky_string(40),
+        1 => tricky_string(20).prop_map(|s| format!("- {s}")),
+        1 => tricky_string(20).prop_map(|s| format!("12. {s}")),
+        1 => tricky_string(20).prop_map(|s| format!("## {s}")),
+        1 => tricky_string(20).prop_map(|s| format!("| {s} |")),
+        1 => Just("```".to_string()),
+        1 => Just(String::new()),
+        1 => Just("a. b. c.".to_string()),
+    ];
+    prop::collection::vec(line, 0..12).prop_map(|v| v.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The sentence rule cuts text into pieces that concatenate back, none
+    /// empty, and a sentence holds a line break only where running text
+    /// continues: never before a heading, list item or table row.
+    #[test]
+    fn sentences_tile_the_text(t in markdown_text()) {
+        let spans = groundcite_core::sentences::sentence_spans(&t);
+        let mut at = 0;
+        for r in &spans {
+            prop_assert_eq!(r.start, at);
+            prop_assert!(r.end > r.start);
+            at = r.end;
+            let inner = t[r.clone()].trim_end();
+            for next in inner.split('\n').skip(1) {
+                let n = next.trim_start();
+                prop_assert!(!n.is_empty() && !n.starts_with('#') && !n.starts_with('|')
+                    && !n.starts_with("- ") && !n.starts_with("```"), "{:?} in {:?}", next, inner);
+            }
+        }
+        prop_assert_eq!(at, t.len());
+    }
+}

@@ -24,7 +24,9 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 /// chunks or tokens produced for the same input change: older indexes are
 /// then rebuilt.
 // 3: a PDF paragraph's lines are joined with a space, not a line break.
-const PIPELINE_VERSION: u32 = 3;
+// 4: a single line break inside a paragraph no longer ends a sentence (the
+//    sentence store's units and vectors change for hard-wrapped files).
+const PIPELINE_VERSION: u32 = 4;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

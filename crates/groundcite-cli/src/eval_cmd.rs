@@ -48,6 +48,11 @@ pub struct EvalArgs {
     /// directory `ask` uses for that folder).
     #[arg(long, value_name = "DIR")]
     index: Option<String>,
+    /// Index this folder instead of the suite's `corpus.docs` (a docs
+    /// suite's questions over another edition of the same documents: a new
+    /// export, a re-wrapped copy). Relative to the working directory.
+    #[arg(long, value_name = "DIR")]
+    docs: Option<PathBuf>,
     /// No progress bar, even on a terminal.
     #[arg(long)]
     no_progress: bool,
@@ -113,6 +118,21 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("creating {}", args.out.display()))?;
 
     let (file, _) = config::load(args.p.config.as_deref(), &ProcessEnv)?;
+    if let Some(d) = &args.docs {
+        if suite.corpus.docs.is_none() {
+            return Err(BadInput::new(
+                "--docs",
+                format!("replaces a docs corpus; {suite_name} reads chunks from a file"),
+            )
+            .into());
+        }
+        let abs = std::path::absolute(d)
+            .map_err(|e| BadInput::new("--docs", format!("{}: {e}", d.display())))?;
+        let abs = abs
+            .to_str()
+            .ok_or_else(|| BadInput::new("--docs", "the path is not valid UTF-8"))?;
+        suite.corpus.docs = Some(abs.to_string());
+    }
     let base = args.suite.parent().unwrap_or(Path::new("."));
     let resolve = |p: &str| {
         let p = PathBuf::from(p);

@@ -200,6 +200,10 @@ fn bad_input_is_refused_before_any_request() {
             "--repeat",
         ),
         (vec!["missing.toml".into()], "missing.toml"),
+        (
+            vec![path.display().to_string(), "--docs".into(), ".".into()],
+            "replaces a docs corpus",
+        ),
     ];
     for (args, needle) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();

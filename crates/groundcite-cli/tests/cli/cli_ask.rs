@@ -155,6 +155,45 @@ fn the_retrieval_gate_leaves_answerability_to_the_model() {
     assert!(c["trace_id"].is_string());
 }
 
+/// A folder hard-wrapped at a fixed width answers as if unwrapped: a
+/// sentence continues across a single line break, so the quote holds the
+/// line break verbatim and the claim reads as one line (before, the rule
+/// cut "within" / "30 days of purchase." apart and the gate refused).
+#[test]
+fn a_hard_wrapped_folder_answers_across_line_breaks() {
+    let d = workdir().join("wrapped");
+    std::fs::create_dir_all(d.join("docs")).unwrap();
+    std::fs::write(
+        d.join("docs/returns.md"),
+        "# Returns and refunds\n\nIf you change your mind, refunds are available within\n30 days of purchase for any unused item in its original\npackaging. Sale items can be exchanged but not refunded.\n\n## Damaged items\n\nIf an item arrives damaged, send us a photo within\n7 days and we will replace it free of charge.\n",
+    )
+    .unwrap();
+    let docs = d.join("docs").display().to_string();
+    let index = d.join("index").display().to_string();
+    let database = db();
+    let out = groundcite(&[
+        "ask",
+        "How many days do I have to get a refund?",
+        "--docs",
+        &docs,
+        "--index",
+        &index,
+        "--database",
+        &database,
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["answerable"], true, "{c:#}");
+    let claim = &c["claims"][0];
+    let quote = claim["citations"][0]["quote"].as_str().unwrap();
+    assert!(quote.contains("within\n30 days of purchase"), "{c:#}");
+    let claim_text = claim["text"].as_str().unwrap();
+    assert!(claim_text.contains("within 30 days of purchase"), "{c:#}");
+    assert!(!claim_text.contains('\n'), "{c:#}");
+}
+
 #[test]
 fn questions_the_corpus_cannot_answer_are_unanswerable() {
     let qs = questions();
@@ -381,6 +420,11 @@ fn hostile_arguments_get_clear_errors() {
             "Refunds?",
             &["--min-similarity", "NaN"][..],
             "error: --min-similarity: must be between -1 and 1\n",
+        ),
+        (
+            "Refunds?",
+            &["--min-typed-similarity", "1.5"][..],
+            "error: --min-typed-similarity: must be between -1 and 1\n",
         ),
         (
             "Refunds?",

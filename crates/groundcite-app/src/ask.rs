@@ -57,6 +57,15 @@ pub fn ask_settings(
         }
         s.gate.min_similarity = v;
     }
+    if let Some(v) = flags.min_typed_similarity.or(file.ask.min_typed_similarity) {
+        if !(-1.0..=1.0).contains(&v) {
+            return Err(SettingsError::invalid(
+                "--min-typed-similarity",
+                "must be between -1 and 1",
+            ));
+        }
+        s.gate.min_typed_similarity = v;
+    }
     if let Some(v) = flags.min_p_answerable.or(file.ask.min_p_answerable) {
         if !(0.0..=1.0).contains(&v) {
             return Err(SettingsError::invalid(

@@ -84,6 +84,7 @@
 //! gate = "evidence"           # or "retrieval", "off"; default: evidence for local, retrieval otherwise
 //! candidates = 4              # sentences the embedded model quotes among (0: whole chunks)
 //! min_similarity = 0.58       # evidence gate: best sentence's cosine with the question
+//! min_typed_similarity = 0.45 # … or of a sentence stating the quantity asked ("how long": a duration)
 //! min_p_answerable = 0.5      # evidence gate: the embedded model's probability of answering
 //!
 //! [serve]                     # `groundcite serve`
@@ -242,6 +243,8 @@ pub struct AskSection {
     pub embed_model: Option<String>,
     /// Evidence gate: best sentence cosine.
     pub min_similarity: Option<f32>,
+    /// Evidence gate: best cosine of a sentence stating the quantity asked.
+    pub min_typed_similarity: Option<f32>,
     /// Evidence gate: the model's probability of answering.
     pub min_p_answerable: Option<f32>,
 }

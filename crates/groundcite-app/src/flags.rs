@@ -112,6 +112,11 @@ pub struct RetrievalFlags {
     /// reach this (else `[ask] min_similarity`, else 0.58).
     #[arg(long, value_name = "COSINE")]
     pub min_similarity: Option<f32>,
+    /// Evidence gate: … or a candidate that states the kind of quantity the
+    /// question asks for ("how long" and a duration) must reach this (else
+    /// `[ask] min_typed_similarity`, else 0.45).
+    #[arg(long, value_name = "COSINE")]
+    pub min_typed_similarity: Option<f32>,
     /// Evidence gate: the embedded model answers only when its probability
     /// of `"answerable": true` is at least this (else `[ask] min_p_answerable`,
     /// else 0.5).

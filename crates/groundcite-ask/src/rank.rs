@@ -246,6 +246,9 @@ pub(crate) struct Ranking {
     pub(crate) best_similarity: Option<f32>,
     /// The best candidate's lexical score.
     pub(crate) best_lexical: f64,
+    /// Per candidate of `order`: its cosine with the question (hybrid), and
+    /// whether it states the kind of quantity the question asks for.
+    pub(crate) evidence: Vec<(Option<f32>, bool)>,
 }
 
 /// Ranks sentences by relevance to the question: those of the best fused
@@ -392,6 +395,10 @@ pub(crate) fn rank_sentences(
     let best_lexical = (0..pool.len())
         .map(|i| score(0, &whole, i).1)
         .fold(0.0, f64::max);
+    let evidence = picked
+        .iter()
+        .map(|&i| (sims[0][i], states_kind(&pool[i].text, &whole.kinds)))
+        .collect();
     let order = picked
         .into_iter()
         .map(|i| {
@@ -411,6 +418,7 @@ pub(crate) fn rank_sentences(
         order,
         best_similarity,
         best_lexical,
+        evidence,
     })
 }
 

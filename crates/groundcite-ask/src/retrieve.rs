@@ -33,6 +33,12 @@ pub struct Signals {
     /// The best candidate sentence's share of the question's words,
     /// weighted by rarity (title and headings count half).
     pub best_lexical: f64,
+    /// The best cosine with the question among the candidates offered to
+    /// the model that state the kind of quantity the question asks for
+    /// ("how long" and a duration; hybrid only; `None` when the question
+    /// asks for no quantity or no candidate states one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed_similarity: Option<f32>,
     /// How many things the question asks ([`question_parts`]).
     #[serde(default)]
     pub parts: usize,
@@ -146,6 +152,7 @@ pub fn retrieve(
         cosine_max: dense.first().map(|d| d.1),
         best_similarity: None,
         best_lexical: 0.0,
+        typed_similarity: None,
         parts: 1,
         external: None,
     };
@@ -167,6 +174,13 @@ fn finish(
     signals.best_similarity = ranked.best_similarity;
     signals.best_lexical = ranked.best_lexical;
     signals.parts = ranked.parts;
+    signals.typed_similarity = ranked
+        .evidence
+        .iter()
+        .take(settings.candidates)
+        .filter(|(_, typed)| *typed)
+        .filter_map(|(sim, _)| *sim)
+        .reduce(f32::max);
     let mut candidates: Vec<Candidate> =
         ranked.order.into_iter().take(settings.candidates).collect();
     require_answering(&mut candidates, ranked.parts);
@@ -232,6 +246,7 @@ pub fn retrieve_external(
         cosine_max,
         best_similarity: None,
         best_lexical: 0.0,
+        typed_similarity: None,
         parts: 1,
         external: Some(ExternalHits {
             retriever: retriever.name().to_string(),
@@ -292,10 +307,17 @@ pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
     }
     if g.mode == GateMode::Evidence {
         match s.best_similarity {
-            Some(sim) if sim < g.min_similarity => {
+            // A candidate that states the kind of quantity asked for ("how
+            // long" and "within 24 hours") is evidence that survives
+            // paraphrase: it passes at a lower similarity.
+            Some(sim)
+                if sim < g.min_similarity
+                    && s.typed_similarity
+                        .is_none_or(|t| t < g.min_typed_similarity) =>
+            {
                 return Verdict::Refuse(format!(
-                    "no sentence of the retrieved chunks is close to the question (best similarity {sim:.2}, the gate is {:.2})",
-                    g.min_similarity
+                    "no sentence of the retrieved chunks is close to the question (best similarity {sim:.2}, the gate is {:.2}; {:.2} for a sentence stating the quantity asked for)",
+                    g.min_similarity, g.min_typed_similarity
                 ));
             }
             None if s.best_lexical < g.min_lexical => {
@@ -373,4 +395,71 @@ pub(crate) fn retrieved_chunks(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_chunk() -> ChunkSet {
+        ChunkSet::new(vec![Chunk {
+            chunk_id: "a#1".into(),
+            content: "Web sign-in is blocked for 1 hour.".into(),
+            source_title: None,
+            source_url: None,
+            page_number: None,
+            score: Some(3.0),
+        }])
+        .expect("valid chunk")
+    }
+
+    fn signals(best: f32, typed: Option<f32>) -> Signals {
+        Signals {
+            hybrid: true,
+            bm25_max: Some(3.0),
+            cosine_max: Some(best),
+            best_similarity: Some(best),
+            best_lexical: 0.1,
+            typed_similarity: typed,
+            parts: 1,
+            external: None,
+        }
+    }
+
+    /// A candidate that states the quantity asked for passes at the lower
+    /// typed bar; without one, the plain bar holds.
+    #[test]
+    fn a_sentence_stating_the_quantity_asked_passes_at_the_typed_bar() {
+        let g = GateSettings::new(GateMode::Evidence);
+        assert!(g.min_typed_similarity < g.min_similarity);
+        let chunks = one_chunk();
+        let below = g.min_similarity - 0.1;
+        assert_eq!(
+            gate(&g, &chunks, &signals(below, Some(below))),
+            Verdict::Pass
+        );
+        match gate(&g, &chunks, &signals(below, None)) {
+            Verdict::Refuse(why) => assert!(why.contains("quantity asked for"), "{why}"),
+            Verdict::Pass => panic!("passed without a typed sentence"),
+        }
+        let low = g.min_typed_similarity - 0.01;
+        assert!(matches!(
+            gate(&g, &chunks, &signals(low, Some(low))),
+            Verdict::Refuse(_)
+        ));
+        // The retrieval gate ignores both bars.
+        let hosted = GateSettings::new(GateMode::Retrieval);
+        assert_eq!(gate(&hosted, &chunks, &signals(0.3, None)), Verdict::Pass);
+    }
+
+    /// Settings stored before the typed bar existed still load, with it.
+    #[test]
+    fn stored_gate_settings_without_the_typed_bar_load_with_the_default() {
+        let mut v = serde_json::to_value(GateSettings::new(GateMode::Evidence)).expect("json");
+        v.as_object_mut()
+            .expect("object")
+            .remove("min_typed_similarity");
+        let g: GateSettings = serde_json::from_value(v).expect("loads");
+        assert_eq!(g, GateSettings::new(GateMode::Evidence));
+    }
 }

@@ -75,6 +75,12 @@ pub struct GateSettings {
     /// Evidence: the best candidate sentence's cosine with the question must
     /// reach this (with an embedding model).
     pub min_similarity: f32,
+    /// Evidence: … or a candidate stating the kind of quantity the question
+    /// asks for must reach this cosine ([`Signals::typed_similarity`]).
+    ///
+    /// [`Signals::typed_similarity`]: crate::Signals::typed_similarity
+    #[serde(default = "default_min_typed_similarity")]
+    pub min_typed_similarity: f32,
     /// Evidence without an embedding model: the best candidate sentence
     /// must hold this share of the question's words, weighted by rarity.
     pub min_lexical: f64,
@@ -92,10 +98,17 @@ impl GateSettings {
             bm25_floor: 0.0,
             cosine_floor: 0.2,
             min_similarity: 0.58,
+            min_typed_similarity: default_min_typed_similarity(),
             min_lexical: 0.4,
             min_p_answerable: 0.5,
         }
     }
+}
+
+/// The typed evidence gate's cosine (tuned on the dev suites,
+/// docs/local.md).
+fn default_min_typed_similarity() -> f32 {
+    0.45
 }
 
 /// How to retrieve, gate and verify.
@@ -148,6 +161,7 @@ impl AskSettings {
         for (name, v) in [
             ("the cosine floor", f64::from(g.cosine_floor)),
             ("min_similarity", f64::from(g.min_similarity)),
+            ("min_typed_similarity", f64::from(g.min_typed_similarity)),
             ("min_lexical", g.min_lexical),
             ("min_p_answerable", f64::from(g.min_p_answerable)),
         ] {

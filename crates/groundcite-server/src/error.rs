@@ -64,6 +64,8 @@ pub enum ErrorCode {
     ProviderUnavailable,
     /// 422: the answer provider cannot take this request.
     ProviderRejectedRequest,
+    /// 502: the search service `/v1/ask` retrieves chunks from failed.
+    RetrieverError,
     /// 409: a stored trace cannot be re-verified.
     TraceNotVerifiable,
     /// 400: the client went away before the answer was complete.
@@ -74,7 +76,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::Unauthorized,
         ErrorCode::MalformedJson,
         ErrorCode::InvalidRequest,
@@ -95,6 +97,7 @@ impl ErrorCode {
         ErrorCode::ProviderTimeout,
         ErrorCode::ProviderUnavailable,
         ErrorCode::ProviderRejectedRequest,
+        ErrorCode::RetrieverError,
         ErrorCode::TraceNotVerifiable,
         ErrorCode::Cancelled,
         ErrorCode::Internal,
@@ -123,6 +126,7 @@ impl ErrorCode {
             ErrorCode::ProviderTimeout => "provider_timeout",
             ErrorCode::ProviderUnavailable => "provider_unavailable",
             ErrorCode::ProviderRejectedRequest => "provider_rejected_request",
+            ErrorCode::RetrieverError => "retriever_error",
             ErrorCode::TraceNotVerifiable => "trace_not_verifiable",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::Internal => "internal",
@@ -150,7 +154,7 @@ impl ErrorCode {
             | ErrorCode::Timeout
             | ErrorCode::TraceStoreUnavailable
             | ErrorCode::ProviderUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::ProviderError => StatusCode::BAD_GATEWAY,
+            ErrorCode::ProviderError | ErrorCode::RetrieverError => StatusCode::BAD_GATEWAY,
             ErrorCode::ProviderTimeout => StatusCode::GATEWAY_TIMEOUT,
             ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -209,6 +213,9 @@ impl ErrorCode {
             }
             ErrorCode::ProviderRejectedRequest => {
                 "the answer provider cannot take this request as configured"
+            }
+            ErrorCode::RetrieverError => {
+                "the search service this service retrieves chunks from failed; the service log has the details under this request's trace ID"
             }
             ErrorCode::TraceNotVerifiable => "this trace cannot be re-verified",
             ErrorCode::Cancelled => "the client went away",
@@ -474,18 +481,26 @@ impl From<AnswerError> for ApiError {
 }
 
 /// `/v1/ask`: out-of-range settings are 422, no model 501
-/// `not_configured`, a generation failure as [`AnswerError`] maps; a
-/// failing index or embedding model is 500 (logged).
+/// `not_configured`, a generation failure as [`AnswerError`] maps, a
+/// failing search service 502 `retriever_error` (its kind in the message,
+/// the rest logged); a failing index or embedding model is 500 (logged).
 impl From<AskError> for ApiError {
     fn from(e: AskError) -> ApiError {
         match e {
             AskError::Settings(m) => ApiError::invalid(m.to_string(), None),
             AskError::NoBackend => ApiError::new(ErrorCode::NotConfigured),
             AskError::Answer(e) => ApiError::from(e),
-            e @ (AskError::Index(_)
-            | AskError::Chunks(_)
-            | AskError::Embedding(_)
-            | AskError::Retriever(_)) => ApiError::internal(e),
+            AskError::Retriever(e) => {
+                // The message never holds a password or key (RetrieverError).
+                tracing::error!(retriever = e.retriever, error = %e.message, "search service failed");
+                ApiError::new(ErrorCode::RetrieverError).detail(format!(
+                    "the search service ({}) could not be searched; the service log has the details under this request's trace ID",
+                    e.retriever
+                ))
+            }
+            e @ (AskError::Index(_) | AskError::Chunks(_) | AskError::Embedding(_)) => {
+                ApiError::internal(e)
+            }
         }
     }
 }

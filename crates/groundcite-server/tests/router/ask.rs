@@ -382,7 +382,7 @@ async fn ask_searches_a_service_instead_of_the_index() {
 }
 
 #[tokio::test]
-async fn a_service_that_finds_nothing_refuses_and_one_that_fails_is_a_500() {
+async fn a_service_that_finds_nothing_refuses_and_one_that_fails_is_a_502() {
     let (s, g) = state_full(
         Some(Script::Answer(ask_answer())),
         Limits::default(),
@@ -408,6 +408,13 @@ async fn a_service_that_finds_nothing_refuses_and_one_that_fails_is_a_500() {
         post("/v1/ask", Some(KEY_A), &json!({"question": "Refunds?"})),
     )
     .await;
-    assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR);
-    assert_eq!(r.code(), "internal");
+    // An upstream failure, named as such: the retriever's kind and the
+    // request's trace ID, not its error text (that is logged).
+    assert_eq!(r.status, StatusCode::BAD_GATEWAY);
+    assert_eq!(r.code(), "retriever_error");
+    let e = r.json();
+    let message = e["error"]["message"].as_str().expect("message");
+    assert!(message.contains("(postgres)"), "{message}");
+    assert!(!message.contains("connection refused"), "{message}");
+    assert!(e["error"]["trace_id"].is_string(), "{e}");
 }

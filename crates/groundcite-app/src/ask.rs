@@ -48,32 +48,34 @@ pub fn ask_settings(
             format!("must be between 0 and {MAX_CANDIDATES}"),
         ));
     }
-    if let Some(v) = flags.min_similarity.or(file.ask.min_similarity) {
-        if !(-1.0..=1.0).contains(&v) {
-            return Err(SettingsError::invalid(
-                "--min-similarity",
-                "must be between -1 and 1",
-            ));
-        }
-        s.gate.min_similarity = v;
+    let bounded = |flag: &str, v: Option<f32>, lo: f32| match v {
+        Some(v) if !(lo..=1.0).contains(&v) => Err(SettingsError::invalid(
+            flag,
+            format!("must be between {lo} and 1"),
+        )),
+        v => Ok(v),
+    };
+    let g = &mut s.gate;
+    if let Some(v) = bounded(
+        "--min-similarity",
+        flags.min_similarity.or(file.ask.min_similarity),
+        -1.0,
+    )? {
+        g.min_similarity = v;
     }
-    if let Some(v) = flags.min_typed_similarity.or(file.ask.min_typed_similarity) {
-        if !(-1.0..=1.0).contains(&v) {
-            return Err(SettingsError::invalid(
-                "--min-typed-similarity",
-                "must be between -1 and 1",
-            ));
-        }
-        s.gate.min_typed_similarity = v;
+    if let Some(v) = bounded(
+        "--min-typed-similarity",
+        flags.min_typed_similarity.or(file.ask.min_typed_similarity),
+        -1.0,
+    )? {
+        g.min_typed_similarity = v;
     }
-    if let Some(v) = flags.min_p_answerable.or(file.ask.min_p_answerable) {
-        if !(0.0..=1.0).contains(&v) {
-            return Err(SettingsError::invalid(
-                "--min-p-answerable",
-                "must be between 0 and 1",
-            ));
-        }
-        s.gate.min_p_answerable = v;
+    if let Some(v) = bounded(
+        "--min-p-answerable",
+        flags.min_p_answerable.or(file.ask.min_p_answerable),
+        0.0,
+    )? {
+        g.min_p_answerable = v;
     }
     s.validate()
         .map_err(|m| SettingsError::invalid("settings", m))?;

@@ -39,6 +39,7 @@ quotes = "words"
 database = "file.sqlite3"
 gate = "off"
 top_k = 5
+min_typed_similarity = 0.5
 [serve]
 database = "serve-file.sqlite3"
 "#;
@@ -255,6 +256,13 @@ fn retrieval_settings_are_flag_then_file_then_the_providers_default() {
     assert_eq!((s.gate.mode, s.top_k), (GateMode::Evidence, 2));
     let s = ask::ask_settings(&none, &f, ProviderName::Openai).unwrap();
     assert_eq!((s.gate.mode, s.top_k), (GateMode::Off, 5));
+    assert_eq!(s.gate.min_typed_similarity, 0.5);
+    let typed = RetrievalFlags {
+        min_typed_similarity: Some(0.4),
+        ..RetrievalFlags::default()
+    };
+    let s = ask::ask_settings(&typed, &f, ProviderName::Local).unwrap();
+    assert_eq!(s.gate.min_typed_similarity, 0.4);
     let default = FileConfig::default();
     let s = ask::ask_settings(&none, &default, ProviderName::Local).unwrap();
     assert_eq!(s.gate.mode, GateMode::Evidence);
@@ -266,6 +274,8 @@ fn retrieval_settings_are_flag_then_file_then_the_providers_default() {
     };
     let e = ask::ask_settings(&bad, &default, ProviderName::Local).unwrap_err();
     assert_eq!(e.subject(), "--top-k");
+    let s = ask::ask_settings(&none, &default, ProviderName::Local).unwrap();
+    assert_eq!(s.gate.min_typed_similarity, 0.45);
 }
 
 #[test]

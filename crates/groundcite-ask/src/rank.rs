@@ -246,8 +246,11 @@ pub(crate) struct Ranking {
     pub(crate) best_similarity: Option<f32>,
     /// The best candidate's lexical score.
     pub(crate) best_lexical: f64,
-    /// Per candidate of `order`: its cosine with the question (hybrid), and
-    /// whether it states the kind of quantity the question asks for.
+    /// Per candidate of `order`, for the first [`MAX_CANDIDATES`]: its cosine
+    /// with the question (hybrid), and whether it states the kind of
+    /// quantity the question asks for.
+    ///
+    /// [`MAX_CANDIDATES`]: crate::settings::MAX_CANDIDATES
     pub(crate) evidence: Vec<(Option<f32>, bool)>,
 }
 
@@ -395,8 +398,10 @@ pub(crate) fn rank_sentences(
     let best_lexical = (0..pool.len())
         .map(|i| score(0, &whole, i).1)
         .fold(0.0, f64::max);
+    // Only candidates that can be offered to the model are read by the gate.
     let evidence = picked
         .iter()
+        .take(crate::settings::MAX_CANDIDATES)
         .map(|&i| (sims[0][i], states_kind(&pool[i].text, &whole.kinds)))
         .collect();
     let order = picked

@@ -167,11 +167,15 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         (Some(docs), _) => {
             let docs = resolve(docs);
             if !docs.is_dir() {
-                return Err(BadInput::new(
-                    &suite_name,
-                    format!("corpus.docs: {} is not a directory", docs.display()),
-                )
-                .into());
+                // Named after where the path came from; `{:?}` escapes
+                // control characters a path may hold.
+                let (source, what) = match &args.docs {
+                    Some(_) => ("--docs".to_string(), String::new()),
+                    None => (suite_name.clone(), "corpus.docs: ".to_string()),
+                };
+                return Err(
+                    BadInput::new(&source, format!("{what}{docs:?} is not a directory")).into(),
+                );
             }
             let dir = match &args.index {
                 Some(d) => PathBuf::from(d),

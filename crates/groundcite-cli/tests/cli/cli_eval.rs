@@ -236,3 +236,40 @@ fn bad_input_is_refused_before_any_request() {
     // None of these reached the provider.
     assert_eq!(s.served(), 0);
 }
+
+/// A docs folder that is not there is named after where it came from:
+/// `--docs` when given there (a control character in it shown escaped), the
+/// suite's `corpus.docs` otherwise.
+#[test]
+fn a_missing_docs_folder_names_its_source() {
+    let dir = workdir("missing-docs");
+    let suite = dir.join("docs.toml");
+    std::fs::write(
+        &suite,
+        "name = \"d\"\n[corpus]\ndocs = \"nowhere\"\n[[cases]]\nid = \"a\"\nkind = \"unanswerable\"\nquestion = \"q?\"\n",
+    )
+    .unwrap();
+    let out = eval(&dir, None, &["docs.toml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("docs.toml") && err.contains("corpus.docs:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("nowhere") && err.contains("is not a directory"),
+        "{err}"
+    );
+
+    let out = eval(&dir, None, &["docs.toml", "--docs", "gone\u{7}away"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--docs") && !err.contains("corpus.docs"),
+        "{err}"
+    );
+    assert!(
+        err.contains("gone\\u{7}away") && !err.contains('\u{7}'),
+        "{err}"
+    );
+}

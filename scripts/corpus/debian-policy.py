@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from corpus_text import postprocess
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "debian-policy")
 DOC_SUBDIR = os.path.join("usr", "share", "doc", "debian-policy")
@@ -313,25 +315,6 @@ def check_versions(doc_dir):
         if got != EXPECTED[name]:
             print(f"warning: {name} {got or '(unknown)'} found; the corpus "
                   f"was made with {EXPECTED[name]}", file=sys.stderr)
-
-
-def postprocess(md):
-    # Inside fenced code, trailing blanks are noise from the HTML: drop them.
-    # Outside it, blank-only lines become empty.
-    out, fence = [], None
-    for line in md.split("\n"):
-        m = re.match(r"^\s*(`{3,})", line)
-        if fence is None and m:
-            fence = m.group(1)
-        elif fence is not None and m and m.group(1) == fence:
-            fence = None
-        elif fence is not None:
-            line = line.rstrip()
-        if not line.strip():
-            line = ""
-        out.append(line)
-    text = "\n".join(out)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
 def convert(src, lua_path):

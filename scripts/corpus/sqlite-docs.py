@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from corpus_text import postprocess
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "sqlite-docs")
 DOC_DIRS = ["/usr/share/doc/sqlite3", "/usr/share/doc/sqlite3-doc"]
@@ -337,25 +339,6 @@ def doc_dir():
         if os.path.exists(os.path.join(d, "cli.html")):
             return d
     sys.exit("sqlite3-doc HTML not found in " + ", ".join(DOC_DIRS))
-
-
-def postprocess(md):
-    # Trailing double spaces outside code are hard line breaks: keep them.
-    # Inside fenced code, trailing blanks are noise from the HTML: drop them.
-    out, fence = [], None
-    for line in md.split("\n"):
-        m = re.match(r"^\s*(?:> )*(`{3,})", line)
-        if fence is None and m:
-            fence = m.group(1)
-        elif fence is not None and m and m.group(1) == fence:
-            fence = None
-        elif fence is not None:
-            line = line.rstrip()
-        if not line.strip():
-            line = ""
-        out.append(line)
-    text = "\n".join(out)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
 def convert(src, opts, lua_path):

@@ -13,7 +13,6 @@ rewrites every output file. Needs only the Python standard library.
 Usage: scripts/corpus/sqlite-docs.py   (run from anywhere; writes into the repo)
 """
 import os
-import re
 import shutil
 import subprocess
 import sys

@@ -271,3 +271,82 @@ pub(crate) fn check_field(
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A field's value as the chunk's text: a string, or a number written out.
+    fn text(v: Option<&Value>) -> Option<String> {
+        match v? {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Any JSON value: what a search service may put in a hit's field.
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,8}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A hit: some of the mapped fields (and others), any values.
+    fn hit() -> impl Strategy<Value = Value> {
+        let name = prop_oneof![
+            Just("chunk_id".to_string()),
+            Just("content".to_string()),
+            Just("source_title".to_string()),
+            Just("source_url".to_string()),
+            Just("page_number".to_string()),
+            ".{0,8}",
+        ];
+        prop_oneof![
+            prop::collection::btree_map(name, json(), 0..7)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            json(),
+        ]
+    }
+
+    proptest! {
+        /// Whatever a service returns, a hit becomes a citable chunk or
+        /// nothing, never a panic: an ID and non-blank text, a positive page
+        /// that fits, a finite score.
+        #[test]
+        fn any_hit_decodes_to_a_citable_chunk_or_nothing(
+            doc in hit(),
+            service_id in proptest::option::of(json()),
+            score in proptest::option::of(any::<f64>()),
+        ) {
+            for map in [FieldMap::default(), FieldMap { id: None, ..FieldMap::default() }] {
+                if let Some(c) = map.chunk(&doc, service_id.as_ref(), score) {
+                    prop_assert!(!c.chunk_id.is_empty());
+                    prop_assert!(!c.content.trim().is_empty());
+                    prop_assert!(c.page_number.is_none_or(|p| p > 0));
+                    prop_assert!(c.score.is_none_or(f64::is_finite));
+                    // The text and the ID are the mapped fields', as given.
+                    prop_assert_eq!(Some(c.content), text(doc.get("content")));
+                    let id = match &map.id {
+                        Some(f) => text(doc.get(f)),
+                        None => text(service_id.as_ref()),
+                    };
+                    prop_assert_eq!(Some(c.chunk_id), id);
+                }
+            }
+        }
+    }
+}

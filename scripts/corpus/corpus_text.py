@@ -1,5 +1,6 @@
 """What the corpus converters share: pandoc's Markdown tidied the same way."""
 
+import os
 import re
 
 
@@ -21,3 +22,17 @@ def postprocess(md):
         out.append(line)
     text = "\n".join(out)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def write_pages(out_dir, pages):
+    """Writes each (name, markdown) of `pages` into `out_dir` and removes the
+    Markdown files no longer produced, so a rerun leaves exactly the corpus."""
+    wanted = set()
+    for name, md in pages:
+        with open(os.path.join(out_dir, name), "w", encoding="utf-8", newline="\n") as f:
+            f.write(md)
+        wanted.add(name)
+        print(f"{name}: {len(md.encode())} bytes")
+    for name in os.listdir(out_dir):
+        if name.endswith(".md") and name not in wanted:
+            os.remove(os.path.join(out_dir, name))

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from corpus_text import postprocess
+from corpus_text import postprocess, write_pages
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "debian-policy")
@@ -181,6 +181,14 @@ local footnotes = {
 }
 
 -- 3. cleanup
+-- Headings and code blocks lose Sphinx's ids, classes and attributes.
+local function bare(el)
+  el.identifier = ""
+  el.classes = {}
+  el.attributes = {}
+  return el
+end
+
 local clean = {
   Link = function(el)
     if has_class(el, "headerlink") then return {} end   -- the "¶"
@@ -230,18 +238,8 @@ local clean = {
     end
     return out
   end,
-  Header = function(el)
-    el.identifier = ""
-    el.classes = {}
-    el.attributes = {}
-    return el
-  end,
-  CodeBlock = function(el)
-    el.identifier = ""
-    el.classes = {}
-    el.attributes = {}
-    return el
-  end,
+  Header = bare,
+  CodeBlock = bare,
 }
 
 -- 4. fenced code blocks (the gfm writer would indent them)
@@ -333,16 +331,8 @@ def main():
         lua_path = os.path.join(tmp, "clean.lua")
         with open(lua_path, "w", encoding="utf-8") as f:
             f.write(LUA_FILTER)
-        wanted = set()
-        for page, name in PAGES:
-            md = convert(os.path.join(doc_dir, "policy.html", page), lua_path)
-            with open(os.path.join(OUT, name), "w", encoding="utf-8", newline="\n") as f:
-                f.write(md)
-            wanted.add(name)
-            print(f"{name}: {len(md.encode())} bytes")
-    for name in os.listdir(OUT):
-        if name.endswith(".md") and name not in wanted:
-            os.remove(os.path.join(OUT, name))
+        write_pages(OUT, ((name, convert(os.path.join(doc_dir, "policy.html", page), lua_path))
+                          for page, name in PAGES))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from corpus_text import postprocess
+from corpus_text import postprocess, write_pages
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "sqlite-docs")
@@ -361,16 +361,8 @@ def main():
         lua_path = os.path.join(tmp, "clean.lua")
         with open(lua_path, "w", encoding="utf-8") as f:
             f.write(LUA_FILTER)
-        wanted = set()
-        for page, name, opts in PAGES:
-            md = convert(os.path.join(src_dir, page), opts, lua_path)
-            with open(os.path.join(OUT, name), "w", encoding="utf-8", newline="\n") as f:
-                f.write(md)
-            wanted.add(name)
-            print(f"{name}: {len(md.encode())} bytes")
-    for name in os.listdir(OUT):
-        if name.endswith(".md") and name not in wanted:
-            os.remove(os.path.join(OUT, name))
+        write_pages(OUT, ((name, convert(os.path.join(src_dir, page), opts, lua_path))
+                          for page, name, opts in PAGES))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,18 @@
 import os
 import re
 
+# A pandoc Lua function both filters use: a code block as a fenced block
+# (the gfm writer would indent it), with a fence longer than any run of
+# backticks inside.
+LUA_FENCED_CODE = r'''
+local function fenced_code(el)
+  local text = el.text:gsub("^\n+", ""):gsub("%s+$", "")
+  local ticks = "```"
+  while text:find(ticks, 1, true) do ticks = ticks .. "`" end
+  return pandoc.RawBlock("markdown", ticks .. "\n" .. text .. "\n" .. ticks)
+end
+'''
+
 
 def postprocess(md):
     # Trailing double spaces outside code are hard line breaks: keep them.

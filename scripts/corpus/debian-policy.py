@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from corpus_text import postprocess, write_pages
+from corpus_text import LUA_FENCED_CODE, postprocess, write_pages
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "debian-policy")
@@ -44,7 +44,7 @@ PAGES = [
     ("ch-customized-programs.html", "customized-programs.md"),
 ]
 
-LUA_FILTER = r'''
+LUA_FILTER = LUA_FENCED_CODE + r'''
 local function has_class(el, name)
   for _, c in ipairs(el.classes or {}) do
     if c == name then return true end
@@ -244,12 +244,7 @@ local clean = {
 
 -- 4. fenced code blocks (the gfm writer would indent them)
 local fence = {
-  CodeBlock = function(el)
-    local text = el.text:gsub("^\n+", ""):gsub("%s+$", "")
-    local ticks = "```"
-    while text:find(ticks, 1, true) do ticks = ticks .. "`" end
-    return pandoc.RawBlock("markdown", ticks .. "\n" .. text .. "\n" .. ticks)
-  end,
+  CodeBlock = fenced_code,
 }
 
 return { keep_body, line_blocks, footnotes, clean, fence }

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from corpus_text import postprocess, write_pages
+from corpus_text import LUA_FENCED_CODE, postprocess, write_pages
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "sqlite-docs")
@@ -60,7 +60,7 @@ PAGES = [
     ("isolation.html", "isolation.md", {}),
 ]
 
-LUA_FILTER = r'''
+LUA_FILTER = LUA_FENCED_CODE + r'''
 local function has_class(el, names)
   for _, c in ipairs(el.classes) do
     if names[c] then return true end
@@ -197,12 +197,7 @@ end
 -- fenced code blocks (the gfm writer would indent them)
 local fence = {
   Table = drop_empty_columns,
-  CodeBlock = function(el)
-    local text = el.text:gsub("^\n+", ""):gsub("%s+$", "")
-    local ticks = "```"
-    while text:find(ticks, 1, true) do ticks = ticks .. "`" end
-    return pandoc.RawBlock("markdown", ticks .. "\n" .. text .. "\n" .. ticks)
-  end,
+  CodeBlock = fenced_code,
 }
 
 local function only_strong(blk)

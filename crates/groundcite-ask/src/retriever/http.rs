@@ -209,22 +209,15 @@ impl FieldMap {
         service_id: Option<&Value>,
         score: Option<f64>,
     ) -> Option<Chunk> {
-        let text = |v: Option<&Value>| -> Option<String> {
-            match v? {
-                Value::String(s) => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            }
-        };
         let id = match &self.id {
-            Some(f) => text(doc.get(f)),
-            None => text(service_id),
+            Some(f) => field_text(doc.get(f)),
+            None => field_text(service_id),
         }?;
-        let content = text(doc.get(&self.content))?;
+        let content = field_text(doc.get(&self.content))?;
         if id.is_empty() || content.trim().is_empty() {
             return None;
         }
-        let field = |f: &Option<String>| f.as_ref().and_then(|f| text(doc.get(f)));
+        let field = |f: &Option<String>| f.as_ref().and_then(|f| field_text(doc.get(f)));
         let page = self
             .page
             .as_ref()
@@ -240,6 +233,15 @@ impl FieldMap {
             page_number: page,
             score: score.filter(|s| s.is_finite()),
         })
+    }
+}
+
+/// A hit's field as a chunk's text: a string, or a number written out.
+fn field_text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
     }
 }
 
@@ -276,15 +278,6 @@ pub(crate) fn check_field(
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    /// A field's value as the chunk's text: a string, or a number written out.
-    fn text(v: Option<&Value>) -> Option<String> {
-        match v? {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        }
-    }
 
     /// Any JSON value: what a search service may put in a hit's field.
     fn json() -> impl Strategy<Value = Value> {
@@ -339,10 +332,10 @@ mod tests {
                     prop_assert!(c.page_number.is_none_or(|p| p > 0));
                     prop_assert!(c.score.is_none_or(f64::is_finite));
                     // The text and the ID are the mapped fields', as given.
-                    prop_assert_eq!(Some(c.content), text(doc.get("content")));
+                    prop_assert_eq!(Some(c.content), field_text(doc.get("content")));
                     let id = match &map.id {
-                        Some(f) => text(doc.get(f)),
-                        None => text(service_id.as_ref()),
+                        Some(f) => field_text(doc.get(f)),
+                        None => field_text(service_id.as_ref()),
                     };
                     prop_assert_eq!(Some(c.chunk_id), id);
                 }

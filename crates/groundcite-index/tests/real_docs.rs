@@ -1,8 +1,9 @@
 //! Real manuals nobody here wrote (Debian packages, fetched by
 //! `scripts/fetch-real-docs`; see docs/documents.md for versions and
 //! licences): extraction fidelity against the text edition the same
-//! package ships, pages and titles, a real index over them, and the one
-//! real PDF the PDF parser cannot read, skipped with its name.
+//! package ships, pages and titles, a real index over them (the Developer's
+//! Reference PDF among them, whose ToUnicode maps need the CMap repair), and
+//! a broken PDF skipped with its name.
 //!
 //! Runs when `GROUNDCITE_REAL_DOCS` names the fetched folder (`scripts/test`
 //! sets it; a missing file then fails); without it the tests say so and
@@ -98,6 +99,27 @@ fn debian_reference_pdf_and_html() {
 }
 
 #[test]
+fn developers_reference_pdf_reads_through_the_cmap_repair() {
+    let Some(root) = root() else { return };
+    let base = root.join("developers-reference/usr/share/developers-reference");
+    let reference = fs::read_to_string(base.join("developers-reference.txt")).unwrap();
+    // Its ToUnicode maps give ranges one-byte destinations (`<E0> <F6>
+    // <E0>`), on which pdf-extract alone panics.
+    let pdf = extract(
+        "developers-reference.pdf",
+        &fs::read(base.join("developers-reference.pdf")).unwrap(),
+    )
+    .unwrap();
+    let pages = pdf.pages().count();
+    assert!(pages > 100, "{pages} pages");
+    // `ë` comes through such a range.
+    assert!(pdf.text.contains("Raphaël"));
+    assert!(!pdf.text.contains('\u{fffd}'));
+    let f = fidelity(&reference, &pdf.text);
+    assert!(f >= 0.6, "PDF fidelity {f:.3}");
+}
+
+#[test]
 fn a_real_folder_indexes_with_pages_and_names_what_it_skips() {
     let Some(root) = root() else { return };
     let docs = tempfile::tempdir().unwrap();
@@ -114,15 +136,17 @@ fn a_real_folder_indexes_with_pages_and_names_what_it_skips() {
         "apt-doc/usr/share/doc/apt-doc/guide.html/ch2.html",
         "apt-guide-ch2.html",
     );
+    // A download cut short: the first 4 KiB of a real PDF.
+    let fhs = fs::read(docs.path().join("fhs.pdf")).unwrap();
+    fs::write(docs.path().join("cut-short.pdf"), &fhs[..4096]).unwrap();
     let index_dir = tempfile::tempdir().unwrap();
     let mut index = Index::open_or_create(index_dir.path()).unwrap();
     let report = index
         .update(docs.path(), &IndexConfig::default(), &mut |_| {})
         .unwrap();
-    assert_eq!(report.added, 2, "{report:?}");
-    // pdf-extract cannot parse this file's ToUnicode maps (docs/documents.md).
+    assert_eq!(report.added, 3, "{report:?}");
     assert_eq!(report.skipped.len(), 1, "{report:?}");
-    assert_eq!(report.skipped[0].0, "devref.pdf");
+    assert_eq!(report.skipped[0].0, "cut-short.pdf");
     assert!(
         report.skipped[0].1.starts_with("not a readable pdf file"),
         "{report:?}"

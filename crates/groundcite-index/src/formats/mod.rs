@@ -7,6 +7,7 @@
 //! chunk can be traced back to the page. Every extractor takes any bytes: a
 //! file it cannot read is an [`ExtractError`] naming why, never a panic.
 
+mod cmap;
 mod docx;
 mod html;
 mod pdf;

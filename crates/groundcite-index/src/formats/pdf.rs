@@ -277,6 +277,76 @@ fn metadata_title(doc: &lopdf::Document) -> Option<String> {
     Some(title).filter(|t| !t.is_empty())
 }
 
+/// Every font's ToUnicode entry in the form pdf-extract reads without
+/// panicking (`super::cmap`): streams rewritten as plain CMaps, and
+/// entries that are neither a stream nor `Identity-H` removed (the font's
+/// encoding then decides, as for a font without one).
+fn repair_to_unicode(doc: &mut lopdf::Document) {
+    use lopdf::Object;
+    let streams: std::collections::BTreeSet<lopdf::ObjectId> = doc
+        .objects
+        .iter()
+        .filter(|(_, o)| matches!(o, Object::Stream(_)))
+        .map(|(id, _)| *id)
+        .collect();
+    let mut targets = std::collections::BTreeSet::new();
+    for object in doc.objects.values_mut() {
+        visit_dicts(object, 0, &mut |dict| match dict.get(b"ToUnicode") {
+            Ok(Object::Reference(id)) if streams.contains(id) => {
+                targets.insert(*id);
+            }
+            Ok(Object::Name(name)) if name == b"Identity-H" => {}
+            Ok(Object::Stream(_)) | Err(_) => {}
+            Ok(_) => {
+                dict.remove(b"ToUnicode");
+            }
+        });
+    }
+    for id in targets {
+        if let Some(Object::Stream(stream)) = doc.objects.get_mut(&id) {
+            let content = stream
+                .decompressed_content()
+                .unwrap_or_else(|_| stream.content.clone());
+            stream.set_plain_content(super::cmap::canonical(&content));
+        }
+    }
+}
+
+/// Calls `f` on every dictionary inside `object`, a direct ToUnicode stream
+/// rewritten in place on the way. Nesting is bounded: lopdf's own parser
+/// limits it, and so does this walk.
+fn visit_dicts(
+    object: &mut lopdf::Object,
+    depth: usize,
+    f: &mut dyn FnMut(&mut lopdf::Dictionary),
+) {
+    use lopdf::Object;
+    if depth > 64 {
+        return;
+    }
+    let dict = match object {
+        Object::Dictionary(d) => d,
+        Object::Stream(s) => &mut s.dict,
+        Object::Array(items) => {
+            for item in items {
+                visit_dicts(item, depth + 1, f);
+            }
+            return;
+        }
+        _ => return,
+    };
+    if let Ok(Object::Stream(stream)) = dict.get_mut(b"ToUnicode") {
+        let content = stream
+            .decompressed_content()
+            .unwrap_or_else(|_| stream.content.clone());
+        stream.set_plain_content(super::cmap::canonical(&content));
+    }
+    f(dict);
+    for (_, value) in dict.iter_mut() {
+        visit_dicts(value, depth + 1, f);
+    }
+}
+
 pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     let mut doc = lopdf::Document::load_mem(bytes).map_err(|e| match e {
         lopdf::Error::Decryption(_) | lopdf::Error::InvalidPassword => ExtractError::Encrypted,
@@ -290,6 +360,7 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     if page_count == 0 {
         return Err(corrupt("no pages"));
     }
+    repair_to_unicode(&mut doc);
     let mut collector = Collector::default();
     pdf_extract::output_doc(&doc, &mut collector).map_err(corrupt)?;
     let mut builder = Builder::default();

@@ -126,6 +126,29 @@ impl SettingsError {
     }
 }
 
+/// A setting that cannot be used is bad input (the CLI's exit 2), shown the
+/// same way as any other.
+impl From<SettingsError> for groundcite_core::json::BadInput {
+    fn from(e: SettingsError) -> Self {
+        match e {
+            SettingsError::File {
+                file,
+                line,
+                column,
+                key,
+                message,
+            } => groundcite_core::json::BadInput {
+                source: file,
+                line,
+                column,
+                path: key,
+                message,
+            },
+            other => groundcite_core::json::BadInput::new(other.subject(), other.message()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

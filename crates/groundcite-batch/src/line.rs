@@ -218,37 +218,16 @@ pub(crate) fn parse_slow(raw: &[u8], line: usize) -> Result<Option<Request>, Lin
 }
 
 /// Parses one JSON document, rejecting trailing content; errors carry the
-/// column and the JSON path.
+/// column and the JSON path (the rule of every input path:
+/// `groundcite_core::json`).
 fn parse_json(text: &str, line: usize) -> Result<Request, LineError> {
-    // Plain serde_json first: only a failure pays for path tracking.
-    if let Ok(value) = serde_json::from_str(text) {
-        return Ok(value);
-    }
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        json_error(&inner, (path != ".").then_some(path), line)
-    })?;
-    de.end().map_err(|e| json_error(&e, None, line))?;
-    // Unreachable in practice: the plain parse failed, yet the tracked
-    // parse succeeded. Keep the value rather than invent an error.
-    Ok(value)
-}
-
-fn json_error(e: &serde_json::Error, path: Option<String>, line: usize) -> LineError {
-    // serde_json appends " at line L column C"; the column is kept apart.
-    let msg = e.to_string();
-    let msg = msg
-        .rsplit_once(" at line ")
-        .map_or(msg.as_str(), |(m, _)| m)
-        .to_string();
-    LineError {
+    // A batch line's errors name the line, not a source.
+    groundcite_core::json::parse_json("", text).map_err(|e| LineError {
         line,
-        column: (e.column() > 0).then_some(e.column()),
-        path,
-        message: msg,
-    }
+        column: e.column,
+        path: e.path,
+        message: e.message,
+    })
 }
 
 #[cfg(test)]

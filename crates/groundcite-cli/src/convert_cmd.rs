@@ -69,10 +69,7 @@ pub struct ConvertArgs {
 
 /// Core input errors about a file, as the CLI reports them.
 fn bad(file: &str, e: InputError) -> BadInput {
-    BadInput {
-        path: (!e.path.is_empty()).then_some(e.path),
-        ..BadInput::new(file, e.message)
-    }
+    BadInput::from_core(file, e)
 }
 
 pub fn run(args: ConvertArgs) -> anyhow::Result<ExitCode> {

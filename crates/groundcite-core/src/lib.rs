@@ -28,6 +28,9 @@
 //!   quote, and how its extractive claims take their text from their quotes.
 //! - [`native`]: provider-native citations (Anthropic, Bedrock
 //!   RetrieveAndGenerate and Converse) converted and verified into the contract.
+//! - [`json::parse_json`] and [`json::BadInput`]: hostile JSON text to typed
+//!   values, with the source, line, column and JSON path of what is wrong;
+//!   the one rule of the CLI, the Python package and the batch verifier.
 //!
 //! ## Example
 //! ```
@@ -62,6 +65,7 @@
 
 mod contract;
 mod error;
+pub mod json;
 mod model;
 pub mod native;
 mod normalize;

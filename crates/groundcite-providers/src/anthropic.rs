@@ -455,12 +455,7 @@ impl StreamDecoder for MessageStreamDecoder {
     }
 
     fn finish(self: Box<Self>, meta: StreamMeta) -> Result<Generation, ProviderError> {
-        let timings = Timings {
-            time_to_headers: meta.time_to_headers,
-            time_to_first_token: meta.time_to_first_token,
-            total: meta.total,
-            attempts: meta.attempts,
-        };
+        let timings = meta.timings();
         let mut message = groundcite_core::native::anthropic::accumulate_stream(&self.events)
             .map_err(|e| {
                 ProviderError::new(

@@ -591,27 +591,15 @@ pub fn decode_response(body: &[u8]) -> Result<Generation, ProviderError> {
 pub fn decode_stream<'a>(
     events: impl IntoIterator<Item = &'a str>,
 ) -> (Vec<String>, Result<Generation, ProviderError>) {
-    let mut d = GeminiStreamDecoder {
-        acc: Accumulated::default(),
-    };
-    let mut deltas = Vec::new();
-    for data in events {
-        let e = SseEvent {
+    crate::generator::replay(
+        Box::new(GeminiStreamDecoder {
+            acc: Accumulated::default(),
+        }),
+        events.into_iter().map(|data| SseEvent {
             event: None,
             data: data.to_string(),
-        };
-        if let Err(e) = d.event(&e, &mut deltas) {
-            return (deltas, Err(e));
-        }
-    }
-    let end = Box::new(d).finish(StreamMeta {
-        request_id: None,
-        attempts: 1,
-        time_to_headers: std::time::Duration::ZERO,
-        time_to_first_token: None,
-        total: std::time::Duration::ZERO,
-    });
-    (deltas, end)
+        }),
+    )
 }
 
 struct GeminiStreamDecoder {
@@ -632,12 +620,7 @@ impl StreamDecoder for GeminiStreamDecoder {
     }
 
     fn finish(self: Box<Self>, meta: StreamMeta) -> Result<Generation, ProviderError> {
-        let timings = Timings {
-            time_to_headers: meta.time_to_headers,
-            time_to_first_token: meta.time_to_first_token,
-            total: meta.total,
-            attempts: meta.attempts,
-        };
+        let timings = meta.timings();
         self.acc.into_generation(meta.request_id, timings, false)
     }
 }

@@ -73,6 +73,42 @@ pub(crate) struct StreamMeta {
     pub total: Duration,
 }
 
+impl StreamMeta {
+    /// The generation's timings.
+    pub fn timings(&self) -> crate::types::Timings {
+        crate::types::Timings {
+            time_to_headers: self.time_to_headers,
+            time_to_first_token: self.time_to_first_token,
+            total: self.total,
+            attempts: self.attempts,
+        }
+    }
+}
+
+/// Feeds `events` to `decoder` as a stream would and finishes it with the
+/// metadata of one instant attempt: the text deltas handed out, and the
+/// generation or error at the end. What the decoders' fuzz entry points
+/// run; never panics where the decoder does not.
+pub(crate) fn replay(
+    mut decoder: Box<dyn StreamDecoder>,
+    events: impl IntoIterator<Item = SseEvent>,
+) -> (Vec<String>, Result<Generation, ProviderError>) {
+    let mut deltas = Vec::new();
+    for e in events {
+        if let Err(e) = decoder.event(&e, &mut deltas) {
+            return (deltas, Err(e));
+        }
+    }
+    let end = decoder.finish(StreamMeta {
+        request_id: None,
+        attempts: 1,
+        time_to_headers: Duration::ZERO,
+        time_to_first_token: None,
+        total: Duration::ZERO,
+    });
+    (deltas, end)
+}
+
 /// Provider-specific interpretation of stream events.
 pub(crate) trait StreamDecoder: Send {
     /// Handles one event, appending any output text to `deltas`.

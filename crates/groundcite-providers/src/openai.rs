@@ -45,10 +45,43 @@ pub enum ChatAuth {
     Entra(Arc<TokenProvider>),
 }
 
+/// POSTs `body` as JSON to `url`, authenticated under `auth`, asking for an
+/// event stream or for JSON: the request of both OpenAI clients (Chat
+/// Completions and Responses), sent under the retry policy of `http`.
+pub(crate) async fn post_json(
+    http: &Http,
+    provider: &'static str,
+    url: &Url,
+    auth: &ChatAuth,
+    request_id_headers: &'static [&'static str],
+    body: &Value,
+    stream: bool,
+) -> Result<crate::http::Sent, ProviderError> {
+    let (header, secret, secrets) = auth_header(auth, http).await?;
+    let client = http.client().clone();
+    let accept = if stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    http.send(
+        provider,
+        || {
+            let mut rb = client.post(url.clone()).header("accept", accept).json(body);
+            if let (Some(h), Some(s)) = (header, &secret) {
+                rb = rb.header(h, s.expose());
+            }
+            rb
+        },
+        request_id_headers,
+        &secrets,
+    )
+    .await
+}
+
 /// The header that authenticates a request under `auth` (name and value),
-/// and every secret the value holds, to scrub from error bodies. Shared by
-/// the Chat Completions and Responses clients.
-pub(crate) async fn auth_header(
+/// and every secret the value holds, to scrub from error bodies.
+async fn auth_header(
     auth: &ChatAuth,
     http: &Http,
 ) -> Result<
@@ -413,31 +446,16 @@ impl ChatCompletions {
         stream: bool,
     ) -> Result<crate::http::Sent, ProviderError> {
         let body = self.body(request, stream)?;
-        let (header, secret, secrets) = auth_header(&self.auth, &self.http).await?;
-        let client = self.http.client().clone();
-        let url = self.url.clone();
-        let accept = if stream {
-            "text/event-stream"
-        } else {
-            "application/json"
-        };
-        self.http
-            .send(
-                self.provider,
-                || {
-                    let mut rb = client
-                        .post(url.clone())
-                        .header("accept", accept)
-                        .json(&body);
-                    if let (Some(h), Some(s)) = (header, &secret) {
-                        rb = rb.header(h, s.expose());
-                    }
-                    rb
-                },
-                self.request_id_headers,
-                &secrets,
-            )
-            .await
+        post_json(
+            &self.http,
+            self.provider,
+            &self.url,
+            &self.auth,
+            self.request_id_headers,
+            &body,
+            stream,
+        )
+        .await
     }
 
     async fn run(&self, request: &GenerationRequest) -> Result<Generation, ProviderError> {
@@ -674,12 +692,7 @@ impl StreamDecoder for ChatStreamDecoder {
     }
 
     fn finish(self: Box<Self>, meta: StreamMeta) -> Result<Generation, ProviderError> {
-        let timings = Timings {
-            time_to_headers: meta.time_to_headers,
-            time_to_first_token: meta.time_to_first_token,
-            total: meta.total,
-            attempts: meta.attempts,
-        };
+        let timings = meta.timings();
         self.acc
             .into_generation(self.provider, meta.request_id, timings)
     }

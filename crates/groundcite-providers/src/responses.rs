@@ -33,7 +33,7 @@ use url::Url;
 use crate::error::{ErrorKind, ProviderError};
 use crate::generator::{BoxFuture, GenerationStream, Generator, Mode, StreamDecoder, StreamMeta};
 use crate::http::{Http, HttpConfig, join, read_body};
-use crate::openai::{AZURE_REQUEST_ID_HEADERS, ChatAuth, auth_header};
+use crate::openai::{AZURE_REQUEST_ID_HEADERS, ChatAuth, post_json};
 use crate::secret::SecretString;
 use crate::sse::SseEvent;
 use crate::types::{FinishReason, Generation, GenerationRequest, Output, Timings, Usage};
@@ -149,31 +149,16 @@ impl Responses {
         stream: bool,
     ) -> Result<crate::http::Sent, ProviderError> {
         let body = self.body(request, stream)?;
-        let (header, secret, secrets) = auth_header(&self.auth, &self.http).await?;
-        let client = self.http.client().clone();
-        let url = self.url.clone();
-        let accept = if stream {
-            "text/event-stream"
-        } else {
-            "application/json"
-        };
-        self.http
-            .send(
-                self.provider,
-                || {
-                    let mut rb = client
-                        .post(url.clone())
-                        .header("accept", accept)
-                        .json(&body);
-                    if let (Some(h), Some(s)) = (header, &secret) {
-                        rb = rb.header(h, s.expose());
-                    }
-                    rb
-                },
-                self.request_id_headers,
-                &secrets,
-            )
-            .await
+        post_json(
+            &self.http,
+            self.provider,
+            &self.url,
+            &self.auth,
+            self.request_id_headers,
+            &body,
+            stream,
+        )
+        .await
     }
 
     /// The whole response; a `failed` one whose code is in
@@ -520,27 +505,15 @@ pub fn decode_response(body: &[u8]) -> Result<Generation, ProviderError> {
 pub fn decode_stream<'a>(
     events: impl IntoIterator<Item = (Option<&'a str>, &'a str)>,
 ) -> (Vec<String>, Result<Generation, ProviderError>) {
-    let mut d = ResponsesStreamDecoder {
-        acc: Accumulated::new(PROVIDER),
-    };
-    let mut deltas = Vec::new();
-    for (event, data) in events {
-        let e = SseEvent {
+    crate::generator::replay(
+        Box::new(ResponsesStreamDecoder {
+            acc: Accumulated::new(PROVIDER),
+        }),
+        events.into_iter().map(|(event, data)| SseEvent {
             event: event.map(str::to_string),
             data: data.to_string(),
-        };
-        if let Err(e) = d.event(&e, &mut deltas) {
-            return (deltas, Err(e));
-        }
-    }
-    let end = Box::new(d).finish(StreamMeta {
-        request_id: None,
-        attempts: 1,
-        time_to_headers: std::time::Duration::ZERO,
-        time_to_first_token: None,
-        total: std::time::Duration::ZERO,
-    });
-    (deltas, end)
+        }),
+    )
 }
 
 struct ResponsesStreamDecoder {
@@ -606,12 +579,7 @@ impl StreamDecoder for ResponsesStreamDecoder {
     }
 
     fn finish(self: Box<Self>, meta: StreamMeta) -> Result<Generation, ProviderError> {
-        let timings = Timings {
-            time_to_headers: meta.time_to_headers,
-            time_to_first_token: meta.time_to_first_token,
-            total: meta.total,
-            attempts: meta.attempts,
-        };
+        let timings = meta.timings();
         self.acc.into_generation(meta.request_id, timings)
     }
 }

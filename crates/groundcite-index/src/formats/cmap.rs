@@ -139,6 +139,10 @@ fn tokens(input: &[u8]) -> Vec<Token> {
     out
 }
 
+fn is_word(token: &Token, word: &[u8]) -> bool {
+    matches!(token, Token::Word(w) if w == word)
+}
+
 fn code(bytes: &[u8]) -> Option<(u32, usize)> {
     if bytes.is_empty() || bytes.len() > 4 {
         return None;
@@ -183,9 +187,9 @@ fn read(input: &[u8]) -> Map {
     let mut i = 0;
     while i < toks.len() {
         match &toks[i] {
-            Token::Word(w) if w == b"beginbfchar" => {
+            t if is_word(t, b"beginbfchar") => {
                 i += 1;
-                while i + 1 < toks.len() && toks[i] != Token::Word(b"endbfchar".to_vec()) {
+                while i + 1 < toks.len() && !is_word(&toks[i], b"endbfchar") {
                     if let (Token::Hex(src), Token::Hex(dst)) = (&toks[i], &toks[i + 1]) {
                         if let (Some(key), Some(value)) = (code(src), units(dst)) {
                             insert(&mut map, key, value);
@@ -196,7 +200,7 @@ fn read(input: &[u8]) -> Map {
                     }
                 }
             }
-            Token::Word(w) if w == b"beginbfrange" => {
+            t if is_word(t, b"beginbfrange") => {
                 i += 1;
                 i = read_ranges(&toks, i, &mut map);
             }
@@ -208,8 +212,7 @@ fn read(input: &[u8]) -> Map {
 
 /// The entries of one `bfrange` block from `toks[i]`; returns where it ended.
 fn read_ranges(toks: &[Token], mut i: usize, map: &mut Map) -> usize {
-    let end = Token::Word(b"endbfrange".to_vec());
-    while i + 2 < toks.len() && toks[i] != end {
+    while i + 2 < toks.len() && !is_word(&toks[i], b"endbfrange") {
         let (Token::Hex(lo), Token::Hex(hi)) = (&toks[i], &toks[i + 1]) else {
             i += 1;
             continue;
@@ -447,6 +450,32 @@ mod tests {
         #[test]
         fn any_bytes_become_a_cmap_pdf_extract_reads(input in proptest::collection::vec(any::<u8>(), 0..400)) {
             as_pdf_extract_reads(&canonical(&input));
+        }
+
+        /// Hostile input in the CMap's own vocabulary: operators out of
+        /// place, ranges without ends, odd and huge hex strings, arrays left
+        /// open, comments and strings where entries should be.
+        #[test]
+        fn any_cmap_tokens_become_a_cmap_pdf_extract_reads(
+            parts in proptest::collection::vec(prop_oneof![
+                Just("beginbfchar".to_string()),
+                Just("endbfchar".to_string()),
+                Just("beginbfrange".to_string()),
+                Just("endbfrange".to_string()),
+                Just("[".to_string()),
+                Just("]".to_string()),
+                Just("<<".to_string()),
+                Just(">>".to_string()),
+                Just("(a (b) \\) c)".to_string()),
+                Just("% comment\n".to_string()),
+                Just("<zz>".to_string()),
+                Just("<".to_string()),
+                Just("100".to_string()),
+                Just("/Name".to_string()),
+                "[0-9A-Fa-f]{0,12}".prop_map(|h| format!("<{h}>")),
+            ], 0..60)
+        ) {
+            as_pdf_extract_reads(&canonical(parts.join(" ").as_bytes()));
         }
 
         #[test]

@@ -114,3 +114,24 @@ def test_the_gil_is_released_while_verifying(workload: list[str]) -> None:
     # intervals (5 ms) before the call took it for good.
     assert elapsed > 0.05
     assert ticks_during > 20, (ticks_during, elapsed)
+
+
+def test_the_collector_is_left_as_the_caller_had_it(workload: list[str]) -> None:
+    """Building dicts pauses the cyclic collector and restores it, also
+    when the caller had it off, and when a request fails."""
+    import gc
+
+    assert gc.isenabled()
+    verify_many(workload[:5], output="dict")
+    assert gc.isenabled()
+    verify_many([workload[0], "not json"], output="dict", errors="return")
+    assert gc.isenabled()
+    with pytest.raises(InputError):
+        verify_many([workload[0], "not json"], output="dict")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        verify_many(workload[:5], output="dict")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -185,10 +185,23 @@ fn quantize(v: &[f32]) -> (Vec<i8>, f32) {
 }
 
 impl SentenceStore {
-    /// Whether `rel`'s entry was made from bytes hashing to `hash`, with the
-    /// vectors of `model`.
+    /// Whether `rel`'s entry was made from bytes hashing to `hash` and, when
+    /// `model` is given, holds that model's vectors for every sentence.
+    /// Without `model` (BM25 alone) any entry of the right bytes is current:
+    /// its vectors are kept for the next hybrid run, not thrown away.
     pub(crate) fn is_current(&self, rel: &str, hash: &str, model: Option<&str>) -> bool {
-        self.model.as_deref() == model && self.files.get(rel).is_some_and(|f| f.hash == hash)
+        let Some(f) = self.files.get(rel).filter(|f| f.hash == hash) else {
+            return false;
+        };
+        match model {
+            None => true,
+            Some(m) => {
+                self.model.as_deref() == Some(m)
+                    && f.chunks
+                        .iter()
+                        .all(|c| c.vectors.len() == c.sentences.len() * self.dim)
+            }
+        }
     }
 
     /// The stored sentences of `chunk_id` scored against `query` (a
@@ -457,10 +470,10 @@ fn decode(bytes: &[u8]) -> Option<SentenceStore> {
                 }
                 sentences.push(StoredSentence { start, end, scale });
             }
-            if !has_vectors && dim > 0 {
-                // A chunk without vectors in a store with vectors: rebuild.
-                return None;
-            }
+            // A chunk without vectors in a store with vectors is a file
+            // changed while indexing without the model: it reads as it is
+            // (no similarity) and the next update with the model embeds that
+            // file alone (`is_current`).
             chunks.push(ChunkEntry {
                 chunk_id,
                 context,
@@ -536,6 +549,38 @@ mod tests {
         let first = scored[0].similarity.expect("scored");
         assert!((first - 1.0).abs() < 0.02, "{first}");
         assert_eq!(s.best_chunks(&q[0], 5).len(), 1);
+    }
+
+    #[test]
+    fn bm25_keeps_vectors_and_a_chunk_without_them_is_embedded_alone() {
+        let mut s = store();
+        assert!(s.is_current("a.md", "h", Some("toy")));
+        assert!(s.is_current("a.md", "h", None));
+        assert!(!s.is_current("a.md", "other", None));
+        assert!(!s.is_current("a.md", "h", Some("other-model")));
+        // A file changed while indexing without the model: no vectors.
+        let content = "# Cards\n\nCards arrive in 3 days.\n";
+        let bare = ChunkEntry::build("b.md#chunk-1", content, "Cards", None).expect("built");
+        s.files.insert(
+            "b.md".into(),
+            FileSentences {
+                hash: "hb".into(),
+                chunks: vec![bare],
+            },
+        );
+        assert!(s.is_current("b.md", "hb", None));
+        assert!(!s.is_current("b.md", "hb", Some("toy")));
+        assert!(s.is_current("a.md", "h", Some("toy")));
+        // It is stored and read back as it is, not as a damaged store.
+        let back = decode(&encode(&s)).expect("a mixed store reads back");
+        assert_eq!(back, s);
+        assert_eq!(back.vector_count(), 2);
+        let q = Toy.embed(&["Cards arrive"]).expect("v");
+        assert!(
+            back.sentences_of("b.md#chunk-1", Some(&q[0]))[0]
+                .similarity
+                .is_none()
+        );
     }
 
     #[test]

@@ -344,3 +344,71 @@ fn index_can_be_shared_between_threads() {
     assert_send_sync::<Index>();
     assert_send_sync::<groundcite_index::IndexError>();
 }
+
+/// A deterministic embedder that counts the texts it is asked to embed.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl groundcite_index::Embed for Counting {
+    fn model_id(&self) -> &str {
+        "counting-test-model"
+    }
+    fn dim(&self) -> usize {
+        2
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, groundcite_index::EmbedFailure> {
+        self.0
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let a = t.len() as f32;
+                let n = (a * a + 1.0).sqrt();
+                vec![a / n, 1.0 / n]
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn bm25_alone_keeps_the_vectors_and_the_model_embeds_only_what_changed() {
+    let docs = corpus();
+    let idx = tempfile::tempdir().unwrap();
+    let cfg = IndexConfig::default();
+    let embed = Counting(Default::default());
+    let embedded = || embed.0.load(std::sync::atomic::Ordering::SeqCst);
+    let vectors = |i: &Index| i.stats().sentence_vectors;
+    let mut index = Index::open_or_create(idx.path()).unwrap();
+    index
+        .update_with(docs.path(), &cfg, Some(&embed), &mut |_| {})
+        .unwrap();
+    let all = vectors(&index);
+    assert!(all > 0 && embedded() == all, "{all} {}", embedded());
+
+    // BM25 alone (`--retrieval bm25`) over unchanged documents: the vectors
+    // stay, on disk too, and the next run with the model embeds nothing.
+    update(&mut index, docs.path(), &cfg);
+    assert_eq!(vectors(&index), all);
+    let mut index = Index::open_or_create(idx.path()).unwrap();
+    assert_eq!(vectors(&index), all);
+    index
+        .update_with(docs.path(), &cfg, Some(&embed), &mut |_| {})
+        .unwrap();
+    assert_eq!(embedded(), all, "re-embedded after a BM25-only update");
+
+    // A file changed under BM25 alone loses its own vectors only; the next
+    // run with the model embeds that file and nothing else.
+    write(
+        docs.path(),
+        "a.md",
+        "# Alpha\n\nThe aardvark sleeps all night.\n",
+    );
+    update(&mut index, docs.path(), &cfg);
+    assert_eq!(vectors(&index), all - 1);
+    let mut index = Index::open_or_create(idx.path()).unwrap();
+    assert_eq!(vectors(&index), all - 1);
+    index
+        .update_with(docs.path(), &cfg, Some(&embed), &mut |_| {})
+        .unwrap();
+    assert_eq!(embedded(), all + 1);
+    assert_eq!(vectors(&index), all);
+}

@@ -99,6 +99,11 @@ pub struct SentenceHit {
 }
 
 impl ChunkEntry {
+    /// Whether every sentence has a vector of `dim` values.
+    fn has_vectors(&self, dim: usize) -> bool {
+        dim > 0 && self.vectors.len() == self.sentences.len() * dim
+    }
+
     /// Builds an entry, embedding `context: sentence` for each sentence when
     /// `embed` is given.
     pub(crate) fn build(
@@ -196,10 +201,7 @@ impl SentenceStore {
         match model {
             None => true,
             Some(m) => {
-                self.model.as_deref() == Some(m)
-                    && f.chunks
-                        .iter()
-                        .all(|c| c.vectors.len() == c.sentences.len() * self.dim)
+                self.model.as_deref() == Some(m) && f.chunks.iter().all(|c| c.has_vectors(self.dim))
             }
         }
     }
@@ -366,7 +368,7 @@ fn encode(store: &SentenceStore) -> Vec<u8> {
             put_str(&mut out, &c.chunk_id);
             put_str(&mut out, &c.context);
             put_u32(&mut out, c.sentences.len());
-            let has_vectors = store.dim > 0 && c.vectors.len() == c.sentences.len() * store.dim;
+            let has_vectors = c.has_vectors(store.dim);
             out.push(u8::from(has_vectors));
             for (i, s) in c.sentences.iter().enumerate() {
                 put_u32(&mut out, s.start as usize);

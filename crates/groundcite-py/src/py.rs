@@ -154,8 +154,8 @@ fn verify_many<'py>(
     let out = PyList::empty(py);
     let mut keys = Keys::default();
     // Thousands of fresh lists and dicts would trigger the cyclic
-    // collector over and over (a third of this loop's time on the
-    // benchmark workload); none of them can form a cycle here.
+    // collector over and over (a few percent of the call on the benchmark
+    // workload); none of them can form a cycle here.
     let _paused = dicts.then(|| GcPause::new(py)).transpose()?;
     for r in results {
         match r {

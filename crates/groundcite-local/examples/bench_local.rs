@@ -81,6 +81,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         answerable_threshold: None,
         repeat_guard: false,
         close_reserve: None,
+        stable_prefix: 0,
+        persist_prefix: false,
     };
 
     type Case<'a> = (

@@ -8,12 +8,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::{LlamaStateSeqFlags, SeqState};
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::{TokEnv, TokTrie, TokenId, TokenizerEnv};
 use llguidance::{Matcher, ParserFactory};
@@ -50,6 +52,10 @@ pub struct EngineOptions {
     /// of sampling them one by one (on by default; a run asks for it with
     /// [`RunOptions::fast_forward`]).
     pub fast_forward: bool,
+    /// Where the model's state after a prompt's fixed opening is kept for
+    /// the next process (`src/prefix.rs`); `None`: in memory only. Only
+    /// openings a run marks [`RunOptions::persist_prefix`] are written.
+    pub prefix_cache: Option<PathBuf>,
 }
 
 impl Default for EngineOptions {
@@ -59,6 +65,7 @@ impl Default for EngineOptions {
             threads: i32::try_from(cores.min(8)).unwrap_or(2),
             max_context: 4096,
             fast_forward: true,
+            prefix_cache: None,
         }
     }
 }
@@ -88,6 +95,9 @@ pub struct RunOutput {
     pub forced_tokens: usize,
     /// Time to evaluate the prompt.
     pub prompt_time: Duration,
+    /// Leading prompt tokens whose state was restored instead of evaluated
+    /// (the fixed opening, [`RunOptions::stable_prefix`]).
+    pub prefix_reused: usize,
     /// Time from the end of the prompt to the last token.
     pub generation_time: Duration,
     /// Time spent computing grammar masks (included in `generation_time`).
@@ -138,6 +148,15 @@ pub struct RunOptions<'a> {
     /// complete before the limit (a grammar without a bound of its own,
     /// such as a caller's schema). `None`: never.
     pub close_reserve: Option<u32>,
+    /// Bytes of the prompt that every prompt of its kind opens with (the
+    /// chat template's system turn): their state is computed once and
+    /// restored afterwards. 0: none.
+    pub stable_prefix: usize,
+    /// Also keep that opening's state on disk, in
+    /// [`EngineOptions::prefix_cache`], for the next process. Only for
+    /// openings groundcite wrote itself: a caller's system prompt stays in
+    /// memory.
+    pub persist_prefix: bool,
 }
 
 /// Why a run stopped.
@@ -169,6 +188,10 @@ pub struct Engine {
     busy: Mutex<()>,
     /// Every token's bytes, built the first time an output is closed.
     pieces: std::sync::OnceLock<Vec<Vec<u8>>>,
+    /// The model file's identity for the prefix cache's keys.
+    identity: String,
+    /// States after fixed openings, most recently used last.
+    prefixes: Mutex<Vec<(Vec<LlamaToken>, SeqState)>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -248,6 +271,8 @@ impl Engine {
             load_time: started.elapsed(),
             busy: Mutex::new(()),
             pieces: std::sync::OnceLock::new(),
+            identity: crate::prefix::identity(path),
+            prefixes: Mutex::new(Vec::new()),
         })
     }
 
@@ -358,6 +383,8 @@ impl Engine {
                 answerable_threshold: None,
                 repeat_guard: false,
                 close_reserve: None,
+                stable_prefix: 0,
+                persist_prefix: false,
             },
             on_text,
         )
@@ -388,7 +415,9 @@ impl Engine {
         out.grammar_time = t.elapsed();
 
         let vocab = self.model.vocab();
-        let (mut ctx, mut batch, n_ctx) = self.prefill(prompt, opts.max_tokens, &mut out)?;
+        let opening = (opts.stable_prefix, opts.persist_prefix);
+        let (mut ctx, mut batch, n_ctx) =
+            self.prefill(prompt, opening, opts.max_tokens, &mut out)?;
 
         let t = Instant::now();
         let mut n_past = out.prompt_tokens;
@@ -728,7 +757,7 @@ impl Engine {
             .map_err(|_| LocalError::Backend("a previous generation panicked".into()))?;
         let mut out = RunOutput::default();
         let vocab = self.model.vocab();
-        let (mut ctx, mut batch, _) = self.prefill(prompt, max_tokens, &mut out)?;
+        let (mut ctx, mut batch, _) = self.prefill(prompt, (0, false), max_tokens, &mut out)?;
         let t = Instant::now();
         let mut sampler = llama_cpp_2::sampling::LlamaSampler::greedy();
         let mut n_past = out.prompt_tokens;
@@ -761,17 +790,12 @@ impl Engine {
     fn prefill(
         &self,
         prompt: &str,
+        (stable, persist): (usize, bool),
         max_tokens: u32,
         out: &mut RunOutput,
-    ) -> Result<
-        (
-            llama_cpp_2::context::LlamaContext<'_>,
-            LlamaBatch<'static>,
-            u32,
-        ),
-        LocalError,
-    > {
-        let tokens = self.model.vocab().tokenize(prompt.as_bytes(), false, true);
+    ) -> Result<(LlamaContext<'_>, LlamaBatch<'static>, u32), LocalError> {
+        let vocab = self.model.vocab();
+        let tokens = vocab.tokenize(prompt.as_bytes(), false, true);
         out.prompt_tokens = tokens.len();
         let budget = tokens.len() + max_tokens as usize + CONTEXT_RESERVE;
         let limit = self.context_limit();
@@ -796,17 +820,115 @@ impl Engine {
             .new_context(backend()?, params)
             .map_err(|e| LocalError::Backend(format!("creating the context: {e}")))?;
         let t = Instant::now();
-        let mut batch = LlamaBatch::new(tokens.len().max(64), 1);
-        let last = tokens.len() - 1;
-        for (i, tok) in tokens.iter().enumerate() {
+        // The fixed opening: restored when its state is kept, else evaluated
+        // as a batch of its own and kept. Both ways the rest of the prompt
+        // is a second batch over the same keys and values, so a restored
+        // opening gives exactly the answer of an evaluated one.
+        let opening = match prompt.get(..stable) {
+            Some(head) if stable > 0 => {
+                crate::prefix::shared_len(&vocab.tokenize(head.as_bytes(), false, true), &tokens)
+            }
+            _ => 0,
+        };
+        if opening > 0 {
+            let head = &tokens[..opening];
+            if self.restore_opening(&mut ctx, head, persist) {
+                out.prefix_reused = opening;
+            } else {
+                let mut batch = LlamaBatch::new(opening, 1);
+                for (i, tok) in head.iter().enumerate() {
+                    batch
+                        .add(*tok, pos(i), &[0], false)
+                        .map_err(|e| LocalError::Backend(format!("batch: {e}")))?;
+                }
+                ctx.decode(&mut batch)
+                    .map_err(|e| LocalError::Backend(format!("evaluating the prompt: {e}")))?;
+                self.keep_opening(&ctx, head, persist);
+            }
+        }
+        let rest = &tokens[opening..];
+        // The batch is reused for the output, whose steps can be a whole
+        // run of grammar-forced tokens: room for the longer of the two.
+        let room = rest.len().max(max_tokens as usize + 1).max(64);
+        let mut batch = LlamaBatch::new(room, 1);
+        let last = rest.len() - 1;
+        for (i, tok) in rest.iter().enumerate() {
             batch
-                .add(*tok, pos(i), &[0], i == last)
+                .add(*tok, pos(opening + i), &[0], i == last)
                 .map_err(|e| LocalError::Backend(format!("batch: {e}")))?;
         }
         ctx.decode(&mut batch)
             .map_err(|e| LocalError::Backend(format!("evaluating the prompt: {e}")))?;
         out.prompt_time = t.elapsed();
         Ok((ctx, batch, n_ctx))
+    }
+
+    /// Restores the state after `head` into sequence 0 of `ctx`, from
+    /// memory, else (when `persist`) from the disk cache. On any failure the
+    /// context is cleared and `false` returned: the caller evaluates.
+    fn restore_opening(
+        &self,
+        ctx: &mut LlamaContext<'_>,
+        head: &[LlamaToken],
+        persist: bool,
+    ) -> bool {
+        let kept = self.prefixes.lock().ok().and_then(|mut p| {
+            let i = p.iter().position(|(t, _)| t.as_slice() == head)?;
+            let entry = p.remove(i);
+            let state = entry.1.clone();
+            p.push(entry);
+            Some(state)
+        });
+        if let Some(state) = kept {
+            if ctx.state_seq_set(&state, 0).is_ok() {
+                return true;
+            }
+            ctx.clear_kv_cache();
+            return false;
+        }
+        let Some(dir) = self.options.prefix_cache.as_deref().filter(|_| persist) else {
+            return false;
+        };
+        let ids: Vec<i32> = head.iter().map(|t| t.0).collect();
+        let Some(file) = crate::prefix::verified(dir, &crate::prefix::key(&self.identity, &ids))
+        else {
+            return false;
+        };
+        match ctx.state_seq_load_file(&file, 0, head.len()) {
+            Ok((stored, _)) if stored.as_slice() == head => {
+                self.remember(ctx, head);
+                true
+            }
+            _ => {
+                ctx.clear_kv_cache();
+                false
+            }
+        }
+    }
+
+    /// Keeps the state after `head` (just evaluated in `ctx`) in memory and,
+    /// when `persist`, on disk. Best effort: the cache only saves time.
+    fn keep_opening(&self, ctx: &LlamaContext<'_>, head: &[LlamaToken], persist: bool) {
+        self.remember(ctx, head);
+        if let Some(dir) = self.options.prefix_cache.as_deref().filter(|_| persist) {
+            let ids: Vec<i32> = head.iter().map(|t| t.0).collect();
+            let _ = crate::prefix::store(dir, &crate::prefix::key(&self.identity, &ids), |p| {
+                ctx.state_seq_save_file(p, 0, head).is_ok()
+            });
+        }
+    }
+
+    fn remember(&self, ctx: &LlamaContext<'_>, head: &[LlamaToken]) {
+        let Ok(state) = ctx.state_seq_get(0, LlamaStateSeqFlags::empty()) else {
+            return;
+        };
+        if let Ok(mut p) = self.prefixes.lock() {
+            p.retain(|(t, _)| t.as_slice() != head);
+            if p.len() >= crate::prefix::IN_MEMORY {
+                p.remove(0);
+            }
+            p.push((head.to_vec(), state));
+        }
     }
 }
 

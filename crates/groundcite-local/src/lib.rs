@@ -25,6 +25,7 @@
 pub mod engine;
 pub mod grammar;
 pub mod guard;
+mod prefix;
 pub mod prompt;
 
 use std::path::{Path, PathBuf};
@@ -312,31 +313,48 @@ impl LocalGenerator {
         }
     }
 
-    fn prepare(&self, request: &GenerationRequest) -> Result<(String, String), ProviderError> {
+    fn prepare(&self, request: &GenerationRequest) -> Result<(Rendered, String), ProviderError> {
         let grammar = self.grammar_for(request)?;
         Ok((self.prompt(request)?, grammar))
     }
 
-    /// `request` rendered with the model's chat template.
-    fn prompt(&self, request: &GenerationRequest) -> Result<String, ProviderError> {
-        self.engine
-            .render_chat(&[
-                Message {
-                    role: "system",
-                    content: request.system.clone(),
-                },
-                Message {
-                    role: "user",
-                    content: request.user.clone(),
-                },
-            ])
-            .map_err(|e| local_error(&e))
+    /// `request` rendered with the model's chat template, with the length
+    /// of its fixed opening: the bytes it shares with the same system turn
+    /// over an empty user turn, which every prompt of its kind opens with
+    /// (the engine keeps that opening's state, `prefix.rs`).
+    fn prompt(&self, request: &GenerationRequest) -> Result<Rendered, ProviderError> {
+        let render = |user: &str| {
+            self.engine
+                .render_chat(&[
+                    Message {
+                        role: "system",
+                        content: request.system.clone(),
+                    },
+                    Message {
+                        role: "user",
+                        content: user.to_string(),
+                    },
+                ])
+                .map_err(|e| local_error(&e))
+        };
+        let text = render(&request.user)?;
+        let stable = render("").map_or(0, |empty| common_prefix(&empty, &text));
+        // Only groundcite's own instructions are written to the disk cache;
+        // a caller's system prompt (the service's OpenAI-compatible
+        // endpoint) is kept in memory alone.
+        let persist = [prompt::LOCAL_EXTRACTIVE_PROMPT, prompt::LOCAL_SYSTEM_PROMPT]
+            .contains(&request.system.as_str());
+        Ok(Rendered {
+            text,
+            stable,
+            persist,
+        })
     }
 
     /// Runs synchronously (the blocking core of both trait methods).
     fn run_blocking(
         &self,
-        prompt: &str,
+        prompt: &Rendered,
         grammar: &str,
         (max_tokens, answerable_threshold): (u32, Option<f32>),
         on_text: &mut dyn FnMut(&str) -> bool,
@@ -346,7 +364,7 @@ impl LocalGenerator {
         let run = self
             .engine
             .run_with(
-                prompt,
+                &prompt.text,
                 RunOptions {
                     grammar: Some(grammar),
                     max_tokens,
@@ -354,6 +372,8 @@ impl LocalGenerator {
                     answerable_threshold,
                     repeat_guard: true,
                     close_reserve,
+                    stable_prefix: prompt.stable,
+                    persist_prefix: prompt.persist,
                 },
                 on_text,
             )
@@ -497,6 +517,24 @@ fn join_error(e: &tokio::task::JoinError) -> ProviderError {
     )
 }
 
+/// A request's prompt as the model reads it.
+struct Rendered {
+    text: String,
+    /// Bytes of `text` every prompt with the same system turn opens with.
+    stable: usize,
+    /// Whether that opening may be kept on disk.
+    persist: bool,
+}
+
+/// Length in bytes of the longest common prefix of `a` and `b`, on a
+/// character boundary.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i)
+}
+
 impl Generator for LocalGenerator {
     fn provider(&self) -> &'static str {
         PROVIDER
@@ -557,7 +595,7 @@ impl Generator for LocalGenerator {
     fn output_room(&self, request: &GenerationRequest) -> Result<Option<u32>, ProviderError> {
         let prompt = self.prompt(request)?;
         self.engine
-            .output_room(&prompt)
+            .output_room(&prompt.text)
             .map(Some)
             .map_err(|e| local_error(&e))
     }

@@ -443,11 +443,14 @@ impl<'a> Settings<'a> {
             Quotes::Words => QuoteMode::VerbatimWords,
             Quotes::Free => QuoteMode::Free,
         };
-        let mut options = EngineOptions::default();
-        // The state after the prompt's fixed opening, for the next process
-        // (groundcite-local's prefix.rs): beside the models, rebuildable.
-        options.prefix_cache =
-            groundcite_core::paths::cache_dir(|k| self.env.var(k)).map(|d| d.join("prefix"));
+        let mut options = EngineOptions {
+            // The state after the prompt's fixed opening, for the next
+            // process (groundcite-local's prefix.rs): beside the models,
+            // rebuildable.
+            prefix_cache: groundcite_core::paths::cache_dir(|k| self.env.var(k))
+                .map(|d| d.join("prefix")),
+            ..EngineOptions::default()
+        };
         if let Some(t) = self.flags.threads.or(self.file.local.threads) {
             // Out of range is an error, not a silent clamp: 0 threads would
             // otherwise quietly mean one.

@@ -25,6 +25,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
+/// The llama-cpp-2 release that writes the state files, part of every key
+/// (llama.cpp's own reader checks a state's layout, not every change of
+/// its numbers). A test keeps it equal to Cargo.lock's.
+pub(crate) const LLAMA_CPP_2: &str = "0.1.160";
+
 /// Openings shorter than this many tokens are not worth a cache entry.
 pub(crate) const MIN_PREFIX: usize = 16;
 
@@ -72,7 +77,7 @@ pub(crate) fn identity(path: &Path) -> String {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
     format!(
-        "{}\0{len}\0{modified}\0llama-cpp-2 0.1.160\0groundcite-local {}",
+        "{}\0{len}\0{modified}\0llama-cpp-2 {LLAMA_CPP_2}\0groundcite-local {}",
         canonical.display(),
         env!("CARGO_PKG_VERSION")
     )
@@ -148,6 +153,23 @@ mod tests {
         // the logits.
         assert_eq!(shared_len(&tokens, &tokens), 0);
         assert_eq!(shared_len::<i32>(&[], &tokens), 0);
+    }
+
+    #[test]
+    fn the_keyed_llama_cpp_release_is_the_locked_one() {
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
+                .expect("Cargo.lock");
+        let locked = lock
+            .split("[[package]]")
+            .find(|p| p.contains("\nname = \"llama-cpp-2\"\n"))
+            .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
+            .map(|v| v.trim_end_matches('"'))
+            .expect("llama-cpp-2 in Cargo.lock");
+        assert_eq!(
+            locked, LLAMA_CPP_2,
+            "update prefix::LLAMA_CPP_2 with the dependency"
+        );
     }
 
     #[test]

@@ -872,26 +872,27 @@ impl Engine {
         head: &[LlamaToken],
         persist: bool,
     ) -> bool {
-        let kept = self.prefixes.lock().ok().and_then(|mut p| {
+        // Restored under the lock (runs are one at a time anyway), so the
+        // state is not copied.
+        let in_memory = self.prefixes.lock().ok().and_then(|mut p| {
             let i = p.iter().position(|(t, _)| t.as_slice() == head)?;
             let entry = p.remove(i);
-            let state = entry.1.clone();
+            let restored = ctx.state_seq_set(&entry.1, 0).is_ok();
             p.push(entry);
-            Some(state)
+            Some(restored)
         });
-        if let Some(state) = kept {
-            if ctx.state_seq_set(&state, 0).is_ok() {
-                return true;
+        match in_memory {
+            Some(true) => return true,
+            Some(false) => {
+                ctx.clear_kv_cache();
+                return false;
             }
-            ctx.clear_kv_cache();
-            return false;
+            None => {}
         }
-        let Some(dir) = self.options.prefix_cache.as_deref().filter(|_| persist) else {
+        let Some((dir, key)) = self.on_disk(head, persist) else {
             return false;
         };
-        let ids: Vec<i32> = head.iter().map(|t| t.0).collect();
-        let Some(file) = crate::prefix::verified(dir, &crate::prefix::key(&self.identity, &ids))
-        else {
+        let Some(file) = crate::prefix::verified(dir, &key) else {
             return false;
         };
         match ctx.state_seq_load_file(&file, 0, head.len()) {
@@ -910,12 +911,18 @@ impl Engine {
     /// when `persist`, on disk. Best effort: the cache only saves time.
     fn keep_opening(&self, ctx: &LlamaContext<'_>, head: &[LlamaToken], persist: bool) {
         self.remember(ctx, head);
-        if let Some(dir) = self.options.prefix_cache.as_deref().filter(|_| persist) {
-            let ids: Vec<i32> = head.iter().map(|t| t.0).collect();
-            let _ = crate::prefix::store(dir, &crate::prefix::key(&self.identity, &ids), |p| {
-                ctx.state_seq_save_file(p, 0, head).is_ok()
-            });
+        if let Some((dir, key)) = self.on_disk(head, persist) {
+            let _ =
+                crate::prefix::store(dir, &key, |p| ctx.state_seq_save_file(p, 0, head).is_ok());
         }
+    }
+
+    /// The disk cache's folder and the key of `head`'s state in it, when
+    /// the run may keep it there.
+    fn on_disk(&self, head: &[LlamaToken], persist: bool) -> Option<(&Path, String)> {
+        let dir = self.options.prefix_cache.as_deref().filter(|_| persist)?;
+        let ids: Vec<i32> = head.iter().map(|t| t.0).collect();
+        Some((dir, crate::prefix::key(&self.identity, &ids)))
     }
 
     fn remember(&self, ctx: &LlamaContext<'_>, head: &[LlamaToken]) {

@@ -17,7 +17,8 @@
 //! model file's identity and the opening's tokens. A state file is handed
 //! to llama.cpp only when its checksum matches, and used only when the
 //! tokens it holds are the opening's; anything else is a miss, and the
-//! prefix is computed and written again.
+//! prefix is computed and written again. Each write prunes the folder to
+//! the [`ON_DISK`] most recently used states.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,16 @@ pub(crate) const MIN_PREFIX: usize = 16;
 /// Prefix states an engine keeps in memory (one per distinct opening: the
 /// extractive and the whole-chunk prompts, a caller's own system prompt).
 pub(crate) const IN_MEMORY: usize = 4;
+
+/// State files kept on disk, the most recently used first: two openings
+/// (the extractive and the whole-chunk prompts) for a few models or
+/// releases. A new model file or release writes new keys, and the oldest
+/// are removed then, so the folder stays at a few tens of MB.
+pub(crate) const ON_DISK: usize = 8;
+
+/// A temporary file older than this is left over from a writer that died
+/// (a write takes milliseconds) and is removed.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// How many leading tokens of a prompt belong to its fixed opening: the
 /// common prefix of the opening tokenized alone (`head`) and the whole
@@ -89,7 +100,56 @@ pub(crate) fn verified(dir: &Path, key: &str) -> Option<PathBuf> {
     let state = dir.join(format!("{key}.state"));
     let expected = std::fs::read_to_string(dir.join(format!("{key}.sha256"))).ok()?;
     let bytes = std::fs::read(&state).ok()?;
-    (hex(&Sha256::digest(&bytes)) == expected.trim()).then_some(state)
+    if hex(&Sha256::digest(&bytes)) != expected.trim() {
+        return None;
+    }
+    // Marks it used, for pruning (best effort: a read-only cache still hits).
+    if let Ok(f) = std::fs::File::options().append(true).open(&state) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+    Some(state)
+}
+
+/// Removes all but the [`ON_DISK`] most recently used state files in `dir`
+/// (with their checksums), checksums left without a state, and temporary
+/// files older than an hour. Best effort, like the cache itself.
+pub(crate) fn prune(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    let mut states: Vec<(std::time::SystemTime, String)> = Vec::new();
+    let mut sums: Vec<String> = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let modified = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        if name.ends_with(".tmp") {
+            if now
+                .duration_since(modified)
+                .is_ok_and(|age| age > STALE_TMP)
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        } else if let Some(key) = name.strip_suffix(".state") {
+            states.push((modified, key.to_string()));
+        } else if let Some(key) = name.strip_suffix(".sha256") {
+            sums.push(key.to_string());
+        }
+    }
+    // Newest first; the key breaks ties so the order is total.
+    states.sort_by(|a, b| b.cmp(a));
+    for (_, key) in states.iter().skip(ON_DISK) {
+        let _ = std::fs::remove_file(dir.join(format!("{key}.state")));
+        let _ = std::fs::remove_file(dir.join(format!("{key}.sha256")));
+    }
+    for key in sums {
+        if !states.iter().take(ON_DISK).any(|(_, k)| *k == key) {
+            let _ = std::fs::remove_file(dir.join(format!("{key}.sha256")));
+        }
+    }
 }
 
 /// Writes the state for `key` into `dir`: `write` saves it to the path it
@@ -123,6 +183,8 @@ pub(crate) fn store(
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp_state);
         let _ = std::fs::remove_file(&tmp_sum);
+    } else {
+        prune(dir);
     }
     result
 }
@@ -204,5 +266,62 @@ mod tests {
         assert!(store(&d, "k2", |_| false).is_err());
         assert!(verified(&d, "k2").is_none());
         assert_eq!(std::fs::read_dir(&d).expect("dir").count(), 2);
+    }
+
+    fn age(path: &Path, secs: u64) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        std::fs::File::options()
+            .append(true)
+            .open(path)
+            .expect("open")
+            .set_modified(t)
+            .expect("set mtime");
+    }
+
+    #[test]
+    fn the_disk_cache_keeps_the_most_recently_used_states() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        let n = ON_DISK + 3;
+        // Entries as earlier runs left them: k0 the oldest, k{n-1} the newest.
+        for i in 0..n {
+            let state = d.join(format!("k{i}.state"));
+            std::fs::write(&state, [i as u8]).expect("write");
+            std::fs::write(
+                d.join(format!("k{i}.sha256")),
+                hex(&Sha256::digest([i as u8])),
+            )
+            .expect("write");
+            age(&state, 1000 - i as u64 * 10);
+        }
+        // Reading k0 marks it used: it survives the next write.
+        assert!(verified(d, "k0").is_some());
+        store(d, "new", |p| std::fs::write(p, b"x").is_ok()).expect("stored");
+        assert!(verified(d, "new").is_some());
+        let kept: Vec<usize> = (0..n)
+            .filter(|i| verified(d, &format!("k{i}")).is_some())
+            .collect();
+        // The new entry, k0, and the newest others.
+        let newest: Vec<usize> = (n - (ON_DISK - 2)..n).collect();
+        assert_eq!(kept, [vec![0], newest].concat());
+        // The evicted ones are gone whole, checksums included.
+        assert_eq!(std::fs::read_dir(d).expect("dir").count(), 2 * ON_DISK);
+    }
+
+    #[test]
+    fn only_stale_temporary_files_and_orphan_checksums_are_swept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        let fresh = d.join("a.state.1.0.tmp");
+        let stale = d.join("b.state.2.0.tmp");
+        std::fs::write(&fresh, b"writing").expect("write");
+        std::fs::write(&stale, b"dead writer").expect("write");
+        age(&stale, 2 * 3600);
+        std::fs::write(d.join("orphan.sha256"), b"00").expect("write");
+        store(d, "k", |p| std::fs::write(p, b"s").is_ok()).expect("stored");
+        assert!(fresh.exists(), "a write in progress is left alone");
+        assert!(!stale.exists());
+        assert!(!d.join("orphan.sha256").exists());
+        assert!(verified(d, "k").is_some());
     }
 }

@@ -103,6 +103,16 @@ impl Retrieval {
         }
     }
 
+    /// Whether the gate refused on weak evidence (the `evidence` rule)
+    /// although retrieval found something: a judgement `--gate retrieval`
+    /// would hand to the model.
+    pub fn refused_on_evidence(&self) -> bool {
+        !self.gate_passed()
+            && self.gate.mode == GateMode::Evidence
+            && !self.chunks.is_empty()
+            && found_anything(&self.gate, &self.signals)
+    }
+
     /// A retrieval over chunks given by an upstream retriever: every chunk
     /// goes to the model, nothing is gated.
     pub fn given(chunks: ChunkSet) -> Retrieval {
@@ -268,6 +278,14 @@ fn distinct(hits: Vec<Chunk>) -> Vec<Chunk> {
         .collect()
 }
 
+/// Whether retrieval found anything above its floors (the `retrieval`
+/// rule's test).
+fn found_anything(g: &GateSettings, s: &Signals) -> bool {
+    s.bm25_max.is_some_and(|b| b > g.bm25_floor)
+        || s.external.as_ref().is_some_and(|e| e.hits > 0)
+        || s.cosine_max.is_some_and(|c| c > g.cosine_floor)
+}
+
 /// The gate's verdict from what retrieval found.
 pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
     if g.mode == GateMode::Off {
@@ -276,10 +294,7 @@ pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
     if chunks.is_empty() {
         return Verdict::Refuse("no document matches the question".into());
     }
-    let lexical_hit = s.bm25_max.is_some_and(|b| b > g.bm25_floor)
-        || s.external.as_ref().is_some_and(|e| e.hits > 0);
-    let dense_hit = s.cosine_max.is_some_and(|c| c > g.cosine_floor);
-    if !lexical_hit && !dense_hit {
+    if !found_anything(g, s) {
         if let Some(e) = &s.external {
             return Verdict::Refuse(format!(
                 "the search service ({}) returned nothing at or above its floor ({}){}",
@@ -456,6 +471,39 @@ mod tests {
         // The retrieval gate ignores both bars.
         let hosted = GateSettings::new(GateMode::Retrieval);
         assert_eq!(gate(&hosted, &chunks, &signals(0.3, None)), Verdict::Pass);
+    }
+
+    fn retrieval(g: GateSettings, s: Signals) -> Retrieval {
+        let chunks = one_chunk();
+        let verdict = gate(&g, &chunks, &s);
+        Retrieval {
+            chunks,
+            candidates: Vec::new(),
+            signals: s,
+            gate: g,
+            verdict,
+            time: Duration::ZERO,
+        }
+    }
+
+    /// Only a refusal on weak evidence, after retrieval found something, is
+    /// one the model could be asked to make instead.
+    #[test]
+    fn a_refusal_on_weak_evidence_is_told_apart_from_an_empty_retrieval() {
+        let evidence = GateSettings::new(GateMode::Evidence);
+        let weak = retrieval(evidence, signals(0.3, None));
+        assert!(!weak.gate_passed());
+        assert!(weak.refused_on_evidence());
+        let mut nothing = signals(0.1, None);
+        nothing.bm25_max = Some(0.0);
+        nothing.cosine_max = Some(0.1);
+        let empty = retrieval(evidence, nothing);
+        assert!(!empty.gate_passed());
+        assert!(!empty.refused_on_evidence());
+        let strong = retrieval(evidence, signals(0.9, None));
+        assert!(strong.gate_passed() && !strong.refused_on_evidence());
+        let hosted = retrieval(GateSettings::new(GateMode::Retrieval), signals(0.3, None));
+        assert!(hosted.gate_passed() && !hosted.refused_on_evidence());
     }
 
     /// Settings stored before the typed bar existed still load, with it.

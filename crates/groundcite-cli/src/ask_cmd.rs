@@ -130,6 +130,13 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(note) = retrieval.gate_note() {
         eprintln!("note: {note}: answering unanswerable without the model");
+        // Weak evidence is a judgement the user can hand to the model; an
+        // empty retrieval is not.
+        if retrieval.refused_on_evidence() {
+            eprintln!(
+                "note: `--gate retrieval` leaves that decision to the model (docs/local.md, \"The gate\")"
+            );
+        }
     }
 
     let provenance = Provenance {

@@ -145,6 +145,12 @@ fn the_retrieval_gate_leaves_answerability_to_the_model() {
         "{}",
         text(&out.stderr)
     );
+    // The refusal says how to hand the judgement to the model.
+    assert!(
+        text(&out.stderr).contains("`--gate retrieval` leaves that decision to the model"),
+        "{}",
+        text(&out.stderr)
+    );
     let (out, c) = ask(question, &["--gate", "retrieval"]);
     assert!(
         !text(&out.stderr).contains("without the model"),

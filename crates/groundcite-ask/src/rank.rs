@@ -450,6 +450,34 @@ pub(crate) fn require_answering(candidates: &mut [Candidate], parts: usize) {
     }
 }
 
+/// When the answer quotes fewer than [`MAX_REQUIRED`] sentences, the
+/// sentence that follows the best one in its section is required too,
+/// right after them: an answer's second half is often the next sentence
+/// ("Your PIN is blocked. You can unblock it in the app under …"), which
+/// shares few words with the question. It is moved up from wherever the
+/// ranker put it, so a later candidate may drop out of the offered ones.
+/// Nothing changes when that sentence is already required, or when the
+/// best one ends its section.
+pub(crate) fn require_successor(order: &mut Vec<Candidate>) {
+    let required = order.iter().take_while(|c| c.required).count();
+    let Some(best) = order.first().filter(|_| required < MAX_REQUIRED) else {
+        return;
+    };
+    let next = order
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            c.chunk_id == best.chunk_id && c.context == best.context && c.start > best.start
+        })
+        .min_by_key(|(_, c)| c.start)
+        .map(|(i, _)| i);
+    if let Some(i) = next.filter(|&i| i >= required) {
+        let mut c = order.remove(i);
+        c.required = true;
+        order.insert(required, c);
+    }
+}
+
 /// The question's analyzed words with their rarity weights.
 pub(crate) fn question_weights(
     pool: &dyn Pool,
@@ -485,4 +513,83 @@ pub(crate) fn fallback_sentences(chunk: &Chunk) -> Vec<groundcite_index::Sentenc
         })
         .filter(|h| h.start < h.end)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(chunk: &str, context: &str, start: usize, score: f32) -> Candidate {
+        Candidate {
+            chunk_id: chunk.into(),
+            text: format!("{chunk}@{start}"),
+            start,
+            context: context.into(),
+            score,
+            required: false,
+        }
+    }
+
+    fn texts(order: &[Candidate]) -> Vec<(String, bool)> {
+        order.iter().map(|c| (c.text.clone(), c.required)).collect()
+    }
+
+    #[test]
+    fn the_sentence_after_the_best_one_is_required_next() {
+        let mut order = vec![
+            cand("a", "A > PIN", 50, 1.0),
+            cand("b", "B", 0, 0.7),
+            cand("a", "A > PIN", 10, 0.6),
+            // The next sentence of the best one's section, ranked low.
+            cand("a", "A > PIN", 90, 0.3),
+            cand("a", "A > PIN", 120, 0.2),
+        ];
+        require_answering(&mut order, 1);
+        require_successor(&mut order);
+        assert_eq!(
+            texts(&order),
+            [
+                ("a@50".to_string(), true),
+                ("a@90".to_string(), true),
+                ("b@0".to_string(), false),
+                ("a@10".to_string(), false),
+                ("a@120".to_string(), false),
+            ]
+        );
+    }
+
+    #[test]
+    fn nothing_moves_when_the_answer_is_full_or_the_section_ends() {
+        // Three required already.
+        let mut full = vec![
+            cand("a", "A", 0, 1.0),
+            cand("b", "B", 0, 0.95),
+            cand("c", "C", 0, 0.9),
+            cand("a", "A", 40, 0.1),
+        ];
+        require_answering(&mut full, 1);
+        let before = texts(&full);
+        require_successor(&mut full);
+        assert_eq!(texts(&full), before);
+        // The best sentence ends its section: the next one in the chunk
+        // sits under another heading.
+        let mut last = vec![cand("a", "A > One", 30, 1.0), cand("a", "A > Two", 60, 0.2)];
+        require_answering(&mut last, 1);
+        require_successor(&mut last);
+        assert_eq!(
+            texts(&last),
+            [("a@30".to_string(), true), ("a@60".to_string(), false)]
+        );
+        // Already required: kept where it is.
+        let mut kept = vec![cand("a", "A", 0, 1.0), cand("a", "A", 20, 0.9)];
+        require_answering(&mut kept, 1);
+        require_successor(&mut kept);
+        assert_eq!(
+            texts(&kept),
+            [("a@0".to_string(), true), ("a@20".to_string(), true)]
+        );
+        let mut empty: Vec<Candidate> = Vec::new();
+        require_successor(&mut empty);
+        assert!(empty.is_empty());
+    }
 }

@@ -8,7 +8,7 @@ use groundcite_core::{Candidate, Chunk, ChunkSet};
 use groundcite_index::{Embed, Index};
 use serde::{Deserialize, Serialize};
 
-use crate::rank::{rank_sentences, require_answering};
+use crate::rank::{rank_sentences, require_answering, require_successor};
 
 use crate::error::AskError;
 use crate::pool::{Pool, RetrievedPool};
@@ -191,9 +191,11 @@ fn finish(
         .filter(|(_, typed)| *typed)
         .filter_map(|(sim, _)| *sim)
         .reduce(f32::max);
-    let mut candidates: Vec<Candidate> =
-        ranked.order.into_iter().take(settings.candidates).collect();
-    require_answering(&mut candidates, ranked.parts);
+    let mut order = ranked.order;
+    require_answering(&mut order, ranked.parts);
+    require_successor(&mut order);
+    order.truncate(settings.candidates);
+    let candidates = order;
     let chunks = ChunkSet::new(retrieved_chunks(
         corpus,
         fused,

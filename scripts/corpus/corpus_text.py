@@ -1,7 +1,12 @@
-"""What the corpus converters share: pandoc's Markdown tidied the same way."""
+"""What the corpus converters share: pandoc's Markdown tidied the same way,
+the Debian package a corpus comes from found or fetched the same way."""
 
+import glob
 import os
 import re
+import shutil
+import subprocess
+import sys
 
 # A pandoc Lua function both filters use: a code block as a fenced block
 # (the gfm writer would indent it), with a fence longer than any run of
@@ -48,3 +53,75 @@ def write_pages(out_dir, pages):
     for name in os.listdir(out_dir):
         if name.endswith(".md") and name not in wanted:
             os.remove(os.path.join(out_dir, name))
+
+
+def apt_install(*pkgs):
+    """apt-get install, with one `apt-get update` and a retry when the
+    package lists are missing or stale."""
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    if subprocess.call(["apt-get", "install", "-y", *pkgs], env=env) != 0:
+        subprocess.check_call(["apt-get", "update"], env=env)
+        subprocess.check_call(["apt-get", "install", "-y", *pkgs], env=env)
+
+
+def ensure_pandoc():
+    if shutil.which("pandoc") is None:
+        apt_install("pandoc")
+
+
+def pandoc_version():
+    return subprocess.run(["pandoc", "--version"], capture_output=True,
+                          text=True).stdout.split("\n")[0].split()[-1]
+
+
+def warn_versions(expected, found, verb="found"):
+    """Says which of `found` ({name: version}) differ from `expected`: other
+    versions still convert, but may change the corpus (and break the eval
+    suites' verbatim evidence sentences)."""
+    for name, got in found.items():
+        if got != expected[name]:
+            print(f"warning: {name} {got or '(unknown)'} {verb}; the corpus "
+                  f"was made with {expected[name]}", file=sys.stderr)
+
+
+def package_doc_dir(package, doc_subdir, present, tmp):
+    """The folder `doc_subdir` (e.g. usr/share/doc/PACKAGE) of a Debian
+    package's files, where `present(folder)` holds: under
+    $GROUNDCITE_REAL_DOCS/PACKAGE, ~/.cache/groundcite/real-docs/PACKAGE (the
+    unpacked .deb, as scripts/fetch-real-docs leaves it), the installed
+    package, else the .deb fetched with `apt-get download` and unpacked into
+    `tmp`."""
+    roots = []
+    if os.environ.get("GROUNDCITE_REAL_DOCS"):
+        roots.append(os.path.join(os.environ["GROUNDCITE_REAL_DOCS"], package))
+    roots.append(os.path.join(os.path.expanduser("~"), ".cache", "groundcite",
+                              "real-docs", package))
+    roots.append("/")
+    for root in roots:
+        d = os.path.join(root, doc_subdir)
+        if present(d):
+            return d
+    # apt-get may warn that the download is "performed unsandboxed as
+    # root": harmless.
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    if subprocess.call(["apt-get", "download", package], cwd=tmp, env=env) != 0:
+        subprocess.check_call(["apt-get", "update"], env=env)
+        subprocess.check_call(["apt-get", "download", package], cwd=tmp, env=env)
+    debs = sorted(glob.glob(os.path.join(tmp, f"{package}_*.deb")))
+    if not debs:
+        sys.exit(f"apt-get download {package} gave no .deb")
+    root = os.path.join(tmp, "root")
+    subprocess.check_call(["dpkg-deb", "-x", debs[-1], root])
+    d = os.path.join(root, doc_subdir)
+    if not present(d):
+        sys.exit(f"{package}: the expected pages are not in {debs[-1]}")
+    return d
+
+
+def convert_html(src, lua_path, *opts):
+    """One HTML page as GitHub Markdown (pandoc, the filter at `lua_path`),
+    tidied by `postprocess`."""
+    cmd = ["pandoc", "-f", "html", "-t", "gfm-raw_html", "--wrap=none", *opts,
+           "--lua-filter", lua_path, src]
+    md = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return postprocess(md)

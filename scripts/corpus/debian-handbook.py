@@ -21,15 +21,12 @@ byte-identical files. Needs only the Python standard library.
 
 Usage: scripts/corpus/debian-handbook.py   (run from anywhere; writes into the repo)
 """
-import glob
 import os
 import re
-import shutil
-import subprocess
-import sys
 import tempfile
 
-from corpus_text import LUA_FENCED_CODE, postprocess, write_pages
+from corpus_text import (LUA_FENCED_CODE, convert_html, ensure_pandoc, package_doc_dir,
+                         pandoc_version, warn_versions, write_pages)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "debian-handbook")
@@ -272,50 +269,8 @@ return { keep_body, nbsp, titles, clean, divs, fence }
 EXPECTED = {"debian-handbook": "11-en-US-1.0-1", "pandoc": "2.17.1.1"}
 
 
-def apt_install(*pkgs):
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    if subprocess.call(["apt-get", "install", "-y", *pkgs], env=env) != 0:
-        subprocess.check_call(["apt-get", "update"], env=env)
-        subprocess.check_call(["apt-get", "install", "-y", *pkgs], env=env)
-
-
-def ensure_pandoc():
-    if shutil.which("pandoc") is None:
-        apt_install("pandoc")
-
-
 def has_pages(doc_dir):
     return os.path.exists(os.path.join(doc_dir, HTML_SUBDIR, PAGES[0][0]))
-
-
-def find_doc_dir(tmp):
-    """The package's /usr/share/doc/debian-handbook directory."""
-    roots = []
-    if os.environ.get("GROUNDCITE_REAL_DOCS"):
-        roots.append(os.path.join(os.environ["GROUNDCITE_REAL_DOCS"], "debian-handbook"))
-    roots.append(os.path.join(os.path.expanduser("~"), ".cache", "groundcite",
-                              "real-docs", "debian-handbook"))
-    for root in roots:
-        d = os.path.join(root, DOC_SUBDIR)
-        if has_pages(d):
-            return d
-    if has_pages(os.path.join("/", DOC_SUBDIR)):
-        return os.path.join("/", DOC_SUBDIR)
-    # download and unpack the .deb (apt-get may warn that the download is
-    # "performed unsandboxed as root": harmless)
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    if subprocess.call(["apt-get", "download", "debian-handbook"], cwd=tmp, env=env) != 0:
-        subprocess.check_call(["apt-get", "update"], env=env)
-        subprocess.check_call(["apt-get", "download", "debian-handbook"], cwd=tmp, env=env)
-    debs = sorted(glob.glob(os.path.join(tmp, "debian-handbook_*.deb")))
-    if not debs:
-        sys.exit("apt-get download debian-handbook gave no .deb")
-    root = os.path.join(tmp, "root")
-    subprocess.check_call(["dpkg-deb", "-x", debs[-1], root])
-    d = os.path.join(root, DOC_SUBDIR)
-    if not has_pages(d):
-        sys.exit("debian-handbook English HTML not found in " + debs[-1])
-    return d
 
 
 def check_versions(doc_dir):
@@ -324,32 +279,20 @@ def check_versions(doc_dir):
     # was found.
     with open(os.path.join(doc_dir, HTML_SUBDIR, PAGES[0][0]), encoding="utf-8") as f:
         m = re.search(r'name="package" content="Debian-debian-handbook-([^"]*)"', f.read())
-    doc = m.group(1) if m else ""
-    pan = subprocess.run(["pandoc", "--version"], capture_output=True,
-                         text=True).stdout.split("\n")[0].split()[-1]
-    for name, got in (("debian-handbook", doc), ("pandoc", pan)):
-        if got != EXPECTED[name]:
-            print(f"warning: {name} {got or '(unknown)'} found; the corpus "
-                  f"was made with {EXPECTED[name]}", file=sys.stderr)
-
-
-def convert(src, lua_path):
-    cmd = ["pandoc", "-f", "html", "-t", "gfm-raw_html", "--wrap=none",
-           "--lua-filter", lua_path, src]
-    md = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return postprocess(md)
+    warn_versions(EXPECTED, {"debian-handbook": m.group(1) if m else "",
+                             "pandoc": pandoc_version()})
 
 
 def main():
     ensure_pandoc()
     os.makedirs(OUT, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        doc_dir = find_doc_dir(tmp)
+        doc_dir = package_doc_dir("debian-handbook", DOC_SUBDIR, has_pages, tmp)
         check_versions(doc_dir)
         lua_path = os.path.join(tmp, "clean.lua")
         with open(lua_path, "w", encoding="utf-8") as f:
             f.write(LUA_FILTER)
-        write_pages(OUT, ((name, convert(os.path.join(doc_dir, HTML_SUBDIR, page), lua_path))
+        write_pages(OUT, ((name, convert_html(os.path.join(doc_dir, HTML_SUBDIR, page), lua_path))
                           for page, name in PAGES))
 
 

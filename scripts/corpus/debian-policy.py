@@ -19,15 +19,12 @@ standard library.
 
 Usage: scripts/corpus/debian-policy.py   (run from anywhere; writes into the repo)
 """
-import glob
 import os
 import re
-import shutil
-import subprocess
-import sys
 import tempfile
 
-from corpus_text import LUA_FENCED_CODE, postprocess, write_pages
+from corpus_text import (LUA_FENCED_CODE, convert_html, ensure_pandoc, package_doc_dir,
+                         pandoc_version, warn_versions, write_pages)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "debian-policy")
@@ -257,43 +254,8 @@ return { keep_body, line_blocks, footnotes, clean, fence }
 EXPECTED = {"debian-policy": "4.6.2.0", "pandoc": "2.17.1.1"}
 
 
-def apt_install(*pkgs):
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    if subprocess.call(["apt-get", "install", "-y", *pkgs], env=env) != 0:
-        subprocess.check_call(["apt-get", "update"], env=env)
-        subprocess.check_call(["apt-get", "install", "-y", *pkgs], env=env)
-
-
-def ensure_pandoc():
-    if shutil.which("pandoc") is None:
-        apt_install("pandoc")
-
-
-def find_doc_dir(tmp):
-    """The package's /usr/share/doc/debian-policy directory."""
-    roots = []
-    if os.environ.get("GROUNDCITE_REAL_DOCS"):
-        roots.append(os.path.join(os.environ["GROUNDCITE_REAL_DOCS"], "debian-policy"))
-    roots.append(os.path.join(os.path.expanduser("~"), ".cache", "groundcite",
-                              "real-docs", "debian-policy"))
-    for root in roots:
-        d = os.path.join(root, DOC_SUBDIR)
-        if os.path.exists(os.path.join(d, "policy.html", PAGES[0][0])):
-            return d
-    if os.path.exists(os.path.join("/", DOC_SUBDIR, "policy.html", PAGES[0][0])):
-        return os.path.join("/", DOC_SUBDIR)
-    # download and unpack the .deb (apt-get may warn that the download is
-    # "performed unsandboxed as root": harmless)
-    subprocess.check_call(["apt-get", "download", "debian-policy"], cwd=tmp)
-    debs = sorted(glob.glob(os.path.join(tmp, "debian-policy_*.deb")))
-    if not debs:
-        sys.exit("apt-get download debian-policy gave no .deb")
-    root = os.path.join(tmp, "root")
-    subprocess.check_call(["dpkg-deb", "-x", debs[-1], root])
-    d = os.path.join(root, DOC_SUBDIR)
-    if not os.path.exists(os.path.join(d, "policy.html", PAGES[0][0])):
-        sys.exit("debian-policy HTML not found in " + debs[-1])
-    return d
+def has_pages(doc_dir):
+    return os.path.exists(os.path.join(doc_dir, "policy.html", PAGES[0][0]))
 
 
 def check_versions(doc_dir):
@@ -301,32 +263,20 @@ def check_versions(doc_dir):
     # v4.6.2.0"), whichever way the package was found.
     with open(os.path.join(doc_dir, "policy.html", PAGES[0][0]), encoding="utf-8") as f:
         m = re.search(r"Debian Policy Manual v([0-9][0-9.]*)", f.read())
-    doc = m.group(1) if m else ""
-    pan = subprocess.run(["pandoc", "--version"], capture_output=True,
-                         text=True).stdout.split("\n")[0].split()[-1]
-    for name, got in (("debian-policy", doc), ("pandoc", pan)):
-        if got != EXPECTED[name]:
-            print(f"warning: {name} {got or '(unknown)'} found; the corpus "
-                  f"was made with {EXPECTED[name]}", file=sys.stderr)
-
-
-def convert(src, lua_path):
-    cmd = ["pandoc", "-f", "html", "-t", "gfm-raw_html", "--wrap=none",
-           "--lua-filter", lua_path, src]
-    md = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return postprocess(md)
+    warn_versions(EXPECTED, {"debian-policy": m.group(1) if m else "",
+                             "pandoc": pandoc_version()})
 
 
 def main():
     ensure_pandoc()
     os.makedirs(OUT, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        doc_dir = find_doc_dir(tmp)
+        doc_dir = package_doc_dir("debian-policy", DOC_SUBDIR, has_pages, tmp)
         check_versions(doc_dir)
         lua_path = os.path.join(tmp, "clean.lua")
         with open(lua_path, "w", encoding="utf-8") as f:
             f.write(LUA_FILTER)
-        write_pages(OUT, ((name, convert(os.path.join(doc_dir, "policy.html", page), lua_path))
+        write_pages(OUT, ((name, convert_html(os.path.join(doc_dir, "policy.html", page), lua_path))
                           for page, name in PAGES))
 
 

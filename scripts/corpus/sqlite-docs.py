@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-from corpus_text import LUA_FENCED_CODE, postprocess, write_pages
+from corpus_text import (LUA_FENCED_CODE, apt_install, convert_html, pandoc_version,
+                         warn_versions, write_pages)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "sqlite-docs")
@@ -305,10 +306,7 @@ def ensure_tools():
     if shutil.which("pandoc") is None:
         need.append("pandoc")
     if need:
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        if subprocess.call(["apt-get", "install", "-y", *need], env=env) != 0:
-            subprocess.check_call(["apt-get", "update"], env=env)
-            subprocess.check_call(["apt-get", "install", "-y", *need], env=env)
+        apt_install(*need)
 
 
 # The versions the committed corpus was made with. Other versions still work
@@ -320,12 +318,8 @@ EXPECTED = {"sqlite3-doc": "3.40.1-2+deb12u2", "pandoc": "2.17.1.1"}
 def check_versions():
     doc = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "sqlite3-doc"],
                          capture_output=True, text=True).stdout.strip()
-    pan = subprocess.run(["pandoc", "--version"], capture_output=True,
-                         text=True).stdout.split("\n")[0].split()[-1]
-    for name, got in (("sqlite3-doc", doc), ("pandoc", pan)):
-        if got != EXPECTED[name]:
-            print(f"warning: {name} {got or '(unknown)'} installed; the corpus "
-                  f"was made with {EXPECTED[name]}", file=sys.stderr)
+    warn_versions(EXPECTED, {"sqlite3-doc": doc, "pandoc": pandoc_version()},
+                  verb="installed")
 
 
 def doc_dir():
@@ -336,15 +330,13 @@ def doc_dir():
 
 
 def convert(src, opts, lua_path):
-    cmd = ["pandoc", "-f", "html", "-t", "gfm-raw_html", "--wrap=none",
-           "--lua-filter", lua_path, src]
-    if opts.get("drop"):
-        cmd[1:1] = ["-M", "drop_ids=" + ",".join(opts["drop"])]
+    meta = []
     for flag in ("bold_sections", "drop_index"):
         if opts.get(flag):
-            cmd[1:1] = ["-M", flag + "=true"]
-    md = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return postprocess(md)
+            meta += ["-M", flag + "=true"]
+    if opts.get("drop"):
+        meta += ["-M", "drop_ids=" + ",".join(opts["drop"])]
+    return convert_html(src, lua_path, *meta)
 
 
 def main():

@@ -193,16 +193,19 @@ fn finish(
         .reduce(f32::max);
     let mut order = ranked.order;
     require_answering(&mut order, ranked.parts);
-    require_successor(&mut order);
-    order.truncate(settings.candidates);
-    let candidates = order;
+    // The retrieved chunks are those of the candidates as ranked: moving the
+    // best sentence's successor up (same chunk) shapes the answer, not what
+    // retrieval found.
     let chunks = ChunkSet::new(retrieved_chunks(
         corpus,
         fused,
-        &candidates,
+        &order[..order.len().min(settings.candidates)],
         settings.top_k,
     )?)
     .map_err(|e| AskError::Chunks(e.to_string()))?;
+    require_successor(&mut order);
+    order.truncate(settings.candidates);
+    let candidates = order;
     let verdict = gate(&settings.gate, &chunks, &signals);
     Ok(Retrieval {
         chunks,

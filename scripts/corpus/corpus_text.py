@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 # A pandoc Lua function both filters use: a code block as a fenced block
 # (the gfm writer would indent it), with a fence longer than any run of
@@ -17,6 +18,25 @@ local function fenced_code(el)
   local ticks = "```"
   while text:find(ticks, 1, true) do ticks = ticks .. "`" end
   return pandoc.RawBlock("markdown", ticks .. "\n" .. text .. "\n" .. ticks)
+end
+'''
+
+
+# Two more Lua helpers the HTML filters share: whether an element has a
+# class, and an element stripped of its identifier, classes and attributes.
+LUA_ATTR_HELPERS = r'''
+local function has_class(el, name)
+  for _, c in ipairs(el.classes or {}) do
+    if c == name then return true end
+  end
+  return false
+end
+
+local function bare(el)
+  el.identifier = ""
+  el.classes = {}
+  el.attributes = {}
+  return el
 end
 '''
 
@@ -125,3 +145,26 @@ def convert_html(src, lua_path, *opts):
            "--lua-filter", lua_path, src]
     md = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return postprocess(md)
+
+
+def convert_package(package, doc_subdir, html_subdir, pages, lua_filter, out_dir,
+                    check_versions):
+    """The whole run of a converter whose corpus is HTML pages of one Debian
+    package: pandoc present, the package's doc folder found or fetched,
+    its version checked (`check_versions(doc_dir)`), each (page, name) of
+    `pages` converted with `lua_filter` into `out_dir`."""
+    ensure_pandoc()
+    os.makedirs(out_dir, exist_ok=True)
+
+    def has_pages(d):
+        return os.path.exists(os.path.join(d, html_subdir, pages[0][0]))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        doc_dir = package_doc_dir(package, doc_subdir, has_pages, tmp)
+        check_versions(doc_dir)
+        lua_path = os.path.join(tmp, "clean.lua")
+        with open(lua_path, "w", encoding="utf-8") as f:
+            f.write(lua_filter)
+        write_pages(out_dir, ((name, convert_html(os.path.join(doc_dir, html_subdir, page),
+                                                  lua_path))
+                              for page, name in pages))

@@ -23,10 +23,9 @@ Usage: scripts/corpus/debian-handbook.py   (run from anywhere; writes into the r
 """
 import os
 import re
-import tempfile
 
-from corpus_text import (LUA_FENCED_CODE, convert_html, ensure_pandoc, package_doc_dir,
-                         pandoc_version, warn_versions, write_pages)
+from corpus_text import (LUA_ATTR_HELPERS, LUA_FENCED_CODE, convert_package,
+                          pandoc_version, warn_versions)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "debian-handbook")
@@ -44,14 +43,7 @@ PAGES = [
     ("sect.firewall-packet-filtering.html", "firewall.md"),
 ]
 
-LUA_FILTER = LUA_FENCED_CODE + r'''
-local function has_class(el, name)
-  for _, c in ipairs(el.classes or {}) do
-    if c == name then return true end
-  end
-  return false
-end
-
+LUA_FILTER = LUA_FENCED_CODE + LUA_ATTR_HELPERS + r'''
 -- 1. keep only the page's content (the first top-level
 --    <div class="section">): drops the "Download the ebook" banner, the
 --    logos and the navigation bars at top and bottom
@@ -126,13 +118,6 @@ local titles = {
 }
 
 -- 4. cleanup
-local function bare(el)
-  el.identifier = ""
-  el.classes = {}
-  el.attributes = {}
-  return el
-end
-
 local function is_empty(inlines)
   for _, i in ipairs(inlines) do
     if i.t ~= "Space" and i.t ~= "SoftBreak" and i.t ~= "LineBreak" then
@@ -269,10 +254,6 @@ return { keep_body, nbsp, titles, clean, divs, fence }
 EXPECTED = {"debian-handbook": "11-en-US-1.0-1", "pandoc": "2.17.1.1"}
 
 
-def has_pages(doc_dir):
-    return os.path.exists(os.path.join(doc_dir, HTML_SUBDIR, PAGES[0][0]))
-
-
 def check_versions(doc_dir):
     # Every page names the book's Publican build in a <meta name="package">
     # ("Debian-debian-handbook-11-en-US-1.0-1"), whichever way the package
@@ -284,16 +265,7 @@ def check_versions(doc_dir):
 
 
 def main():
-    ensure_pandoc()
-    os.makedirs(OUT, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        doc_dir = package_doc_dir("debian-handbook", DOC_SUBDIR, has_pages, tmp)
-        check_versions(doc_dir)
-        lua_path = os.path.join(tmp, "clean.lua")
-        with open(lua_path, "w", encoding="utf-8") as f:
-            f.write(LUA_FILTER)
-        write_pages(OUT, ((name, convert_html(os.path.join(doc_dir, HTML_SUBDIR, page), lua_path))
-                          for page, name in PAGES))
+    convert_package("debian-handbook", DOC_SUBDIR, HTML_SUBDIR, PAGES, LUA_FILTER, OUT, check_versions)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,9 @@ Usage: scripts/corpus/debian-policy.py   (run from anywhere; writes into the rep
 """
 import os
 import re
-import tempfile
 
-from corpus_text import (LUA_FENCED_CODE, convert_html, ensure_pandoc, package_doc_dir,
-                         pandoc_version, warn_versions, write_pages)
+from corpus_text import (LUA_ATTR_HELPERS, LUA_FENCED_CODE, convert_package,
+                          pandoc_version, warn_versions)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "corpus", "debian-policy")
@@ -41,14 +40,7 @@ PAGES = [
     ("ch-customized-programs.html", "customized-programs.md"),
 ]
 
-LUA_FILTER = LUA_FENCED_CODE + r'''
-local function has_class(el, name)
-  for _, c in ipairs(el.classes or {}) do
-    if c == name then return true end
-  end
-  return false
-end
-
+LUA_FILTER = LUA_FENCED_CODE + LUA_ATTR_HELPERS + r'''
 -- 1. keep only the page body (<div class="body" role="main">): drops the
 --    navigation bars, the sidebar (table of contents, previous/next topic,
 --    "Show Source", search box) and the footer
@@ -179,13 +171,6 @@ local footnotes = {
 
 -- 3. cleanup
 -- Headings and code blocks lose Sphinx's ids, classes and attributes.
-local function bare(el)
-  el.identifier = ""
-  el.classes = {}
-  el.attributes = {}
-  return el
-end
-
 local clean = {
   Link = function(el)
     if has_class(el, "headerlink") then return {} end   -- the "¶"
@@ -254,10 +239,6 @@ return { keep_body, line_blocks, footnotes, clean, fence }
 EXPECTED = {"debian-policy": "4.6.2.0", "pandoc": "2.17.1.1"}
 
 
-def has_pages(doc_dir):
-    return os.path.exists(os.path.join(doc_dir, "policy.html", PAGES[0][0]))
-
-
 def check_versions(doc_dir):
     # The HTML's <title> names the manual's version ("Debian Policy Manual
     # v4.6.2.0"), whichever way the package was found.
@@ -268,16 +249,7 @@ def check_versions(doc_dir):
 
 
 def main():
-    ensure_pandoc()
-    os.makedirs(OUT, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        doc_dir = package_doc_dir("debian-policy", DOC_SUBDIR, has_pages, tmp)
-        check_versions(doc_dir)
-        lua_path = os.path.join(tmp, "clean.lua")
-        with open(lua_path, "w", encoding="utf-8") as f:
-            f.write(LUA_FILTER)
-        write_pages(OUT, ((name, convert_html(os.path.join(doc_dir, "policy.html", page), lua_path))
-                          for page, name in PAGES))
+    convert_package("debian-policy", DOC_SUBDIR, "policy.html", PAGES, LUA_FILTER, OUT, check_versions)
 
 
 if __name__ == "__main__":

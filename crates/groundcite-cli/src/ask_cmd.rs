@@ -15,7 +15,9 @@ use groundcite_app::{
     ProcessEnv, ProviderFlags, ProviderName, RetrievalFlags, Settings, ask, config,
 };
 use groundcite_ask::{AskError, Failure};
-use groundcite_core::{ClaimPolicy, MatchProfile, Provenance, render_text, validate_trace_id};
+use groundcite_core::{
+    ChunkSet, ClaimPolicy, MatchProfile, Provenance, render_text, terminal_safe, validate_trace_id,
+};
 use groundcite_index::{Index, IndexConfig};
 use groundcite_providers::pipeline::AnswerError;
 use groundcite_store::{Store, TraceRecord};
@@ -136,6 +138,11 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
             eprintln!(
                 "note: `--gate retrieval` leaves that decision to the model (docs/local.md, \"The gate\")"
             );
+            // Retrieval usually finds the right section even when the gate
+            // refuses; where to look is not a claim, so it may be shown.
+            for line in nearest_sections(&retrieval.chunks) {
+                eprintln!("{line}");
+            }
         }
     }
 
@@ -263,4 +270,43 @@ fn store_trace(url: &str, record: &TraceRecord) -> anyhow::Result<()> {
         Ok::<_, groundcite_store::StoreError>(())
     })?;
     Ok(())
+}
+
+/// The sections retrieval found for a question the gate refused, best
+/// first, one line each (one per document and page), as the text rendering
+/// names sources; they are where to look, not verified answers.
+fn nearest_sections(chunks: &ChunkSet) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut lines = Vec::new();
+    for c in chunks.chunks() {
+        let key = (
+            c.source_title.as_deref(),
+            c.source_url.as_deref(),
+            c.page_number,
+        );
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let mut line = format!(
+            "  {} ({})",
+            terminal_safe(c.source_title.as_deref().unwrap_or("(untitled)")),
+            terminal_safe(&c.chunk_id)
+        );
+        if let Some(p) = c.page_number {
+            line.push_str(&format!(", p. {p}"));
+        }
+        if let Some(u) = &c.source_url {
+            line.push_str(&format!(" <{}>", terminal_safe(u)));
+        }
+        lines.push(line);
+    }
+    if !lines.is_empty() {
+        lines.insert(
+            0,
+            "note: the nearest sections retrieved (where to look, not a verified answer):"
+                .to_string(),
+        );
+    }
+    lines
 }

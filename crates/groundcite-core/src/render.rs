@@ -1,28 +1,61 @@
 //! Plain-text rendering of a contract for terminals.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::contract::Contract;
+
+/// `s` with every control character (escape sequences, carriage returns,
+/// line breaks) replaced by U+FFFD, for one line of a terminal: titles,
+/// quotes and links come from documents and providers, and an escape
+/// sequence in them must not reach the user's terminal as one.
+pub fn terminal_safe(s: &str) -> Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        Cow::Owned(
+            s.chars()
+                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(s)
+    }
+}
 
 /// Renders the answer with footnotes, the sources with their verbatim
 /// source text, and the warnings. Links appear only when the contract has one.
 pub fn render_text(c: &Contract) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
-    let _ = writeln!(out, "{}", c.answer);
+    for line in c.answer.lines() {
+        let _ = writeln!(out, "{}", terminal_safe(line));
+    }
+    if c.answer.is_empty() {
+        out.push('\n');
+    }
     if let Some(r) = &c.refusal {
-        let _ = writeln!(out, "\n(refusal {:?}: {})", r.code, r.reason);
+        let _ = writeln!(
+            out,
+            "\n(refusal {:?}: {})",
+            r.code,
+            terminal_safe(&r.reason)
+        );
     }
     if !c.sources.is_empty() {
         let _ = writeln!(out, "\nSources");
         for s in &c.sources {
             let title = s.source_title.as_deref().unwrap_or("(untitled)");
-            let _ = write!(out, "[{}] {} ({})", s.reference, title, s.chunk_id);
+            let _ = write!(
+                out,
+                "[{}] {} ({})",
+                s.reference,
+                terminal_safe(title),
+                terminal_safe(&s.chunk_id)
+            );
             if let Some(p) = s.page_number {
                 let _ = write!(out, ", p. {p}");
             }
             if let Some(u) = &s.source_url {
-                let _ = write!(out, " <{u}>");
+                let _ = write!(out, " <{}>", terminal_safe(u));
             }
             out.push('\n');
             for claim in &c.claims {
@@ -35,7 +68,7 @@ pub fn render_text(c: &Contract) -> String {
                         let _ = writeln!(
                             out,
                             "    \"{}\" (code points {}..{}, {})",
-                            text.split_whitespace().collect::<Vec<_>>().join(" "),
+                            terminal_safe(&text.split_whitespace().collect::<Vec<_>>().join(" ")),
                             span.start(),
                             span.end(),
                             cit.kind.as_str()
@@ -48,7 +81,12 @@ pub fn render_text(c: &Contract) -> String {
     if !c.warnings.is_empty() {
         let _ = writeln!(out, "\nWarnings ({})", c.warnings.len());
         for w in &c.warnings {
-            let _ = writeln!(out, "  - {}: {}", w.code.as_str(), w.message);
+            let _ = writeln!(
+                out,
+                "  - {}: {}",
+                w.code.as_str(),
+                terminal_safe(&w.message)
+            );
         }
     }
     let _ = writeln!(

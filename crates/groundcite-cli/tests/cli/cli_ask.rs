@@ -151,6 +151,19 @@ fn the_retrieval_gate_leaves_answerability_to_the_model() {
         "{}",
         text(&out.stderr)
     );
+    // And where to look: the sections retrieval found, named as sources
+    // are, none of them presented as an answer.
+    let stderr = text(&out.stderr);
+    let mut lines = stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("note: the nearest sections retrieved"));
+    assert!(lines.next().is_some(), "{stderr}");
+    let sections: Vec<&str> = lines.take_while(|l| l.starts_with("  ")).collect();
+    assert!(!sections.is_empty(), "{stderr}");
+    assert!(
+        sections.iter().all(|l| l.contains("#chunk-")),
+        "{sections:?}"
+    );
     let (out, c) = ask(question, &["--gate", "retrieval"]);
     assert!(
         !text(&out.stderr).contains("without the model"),

@@ -54,6 +54,42 @@ fn verify_example_text() {
     settings().bind(|| insta::assert_snapshot!(text(&out.stdout)));
 }
 
+/// Titles, links, quotes and claims come from documents and models: an
+/// escape sequence in them reaches the terminal as U+FFFD, never as one.
+#[test]
+fn text_output_prints_no_control_characters() {
+    let tmp = Tmp::new("text_control");
+    let chunks = tmp.file(
+        "c.json",
+        "[{\"chunk_id\": \"c1\", \"content\": \"Refunds are paid \\u001b[2J within 30 days.\", \
+          \"source_title\": \"Refunds\\u001b]0;pwned\\u0007\", \"source_url\": \"https://example.com/r\"}]"
+            .as_bytes(),
+    );
+    let answer = tmp.file(
+        "a.json",
+        "{\"answerable\": true, \"claims\": [{\"text\": \"Paid\\u001b[31m in 30 days.\", \
+          \"citations\": [{\"chunk_id\": \"c1\", \"quote\": \"paid \\u001b[2J within 30 days\"}]}]}"
+            .as_bytes(),
+    );
+    let out = groundcite(
+        &[
+            "verify", "--chunks", &chunks, "--answer", &answer, "--format", "text",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    // The claim, the title and the verbatim quote all reach the output.
+    assert!(shown.contains("Paid\u{FFFD}[31m in 30 days."), "{shown}");
+    assert!(shown.contains("Refunds\u{FFFD}]0;pwned\u{FFFD}"), "{shown}");
+    assert!(shown.contains("paid \u{FFFD}[2J within 30 days"), "{shown}");
+    let controls: Vec<char> = shown
+        .chars()
+        .filter(|c| c.is_control() && *c != '\n')
+        .collect();
+    assert!(controls.is_empty(), "{controls:?} in {shown}");
+}
+
 #[test]
 fn answer_from_stdin_and_lenient_profile_named() {
     let answer = std::fs::read(repo().join(ANSWER)).unwrap();

@@ -16,7 +16,7 @@ use groundcite_app::{
 };
 use groundcite_ask::{AskError, Failure};
 use groundcite_core::{
-    ChunkSet, ClaimPolicy, MatchProfile, Provenance, render_text, terminal_safe, validate_trace_id,
+    ChunkSet, ClaimPolicy, MatchProfile, Provenance, render_text, source_label, validate_trace_id,
 };
 use groundcite_index::{Index, IndexConfig};
 use groundcite_providers::pipeline::AnswerError;
@@ -288,18 +288,13 @@ fn nearest_sections(chunks: &ChunkSet) -> Vec<String> {
             continue;
         }
         seen.push(key);
-        let mut line = format!(
-            "  {} ({})",
-            terminal_safe(c.source_title.as_deref().unwrap_or("(untitled)")),
-            terminal_safe(&c.chunk_id)
+        let line = source_label(
+            c.source_title.as_deref(),
+            &c.chunk_id,
+            c.page_number,
+            c.source_url.as_deref(),
         );
-        if let Some(p) = c.page_number {
-            line.push_str(&format!(", p. {p}"));
-        }
-        if let Some(u) = &c.source_url {
-            line.push_str(&format!(" <{}>", terminal_safe(u)));
-        }
-        lines.push(line);
+        lines.push(format!("  {line}"));
     }
     if !lines.is_empty() {
         lines.insert(

@@ -94,7 +94,7 @@ pub use normalize::{
     LazyNormalized, MatchKind, MatchProfile, NearMiss, NormalizedText, ParseMatchProfileError,
     QuoteMatch, QuoteVerdict, Span, SpanError, find_quote, find_quote_in, normalize,
 };
-pub use render::{render_text, terminal_safe};
+pub use render::{render_text, source_label, terminal_safe};
 pub use text::truncate_chars;
 pub use verify::{
     CitationRef, ClaimOutcome, ClaimPolicy, ParseClaimPolicyError, Verifier, VerifyStats, verify,

@@ -21,6 +21,28 @@ pub fn terminal_safe(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// One source as the text rendering names it: `title (chunk_id), p. N
+/// <url>`, page and link only when known, every part [`terminal_safe`].
+pub fn source_label(
+    title: Option<&str>,
+    chunk_id: &str,
+    page: Option<u32>,
+    url: Option<&str>,
+) -> String {
+    let mut out = format!(
+        "{} ({})",
+        terminal_safe(title.unwrap_or("(untitled)")),
+        terminal_safe(chunk_id)
+    );
+    if let Some(p) = page {
+        let _ = write!(out, ", p. {p}");
+    }
+    if let Some(u) = url {
+        let _ = write!(out, " <{}>", terminal_safe(u));
+    }
+    out
+}
+
 /// Renders the answer with footnotes, the sources with their verbatim
 /// source text, and the warnings. Links appear only when the contract has one.
 pub fn render_text(c: &Contract) -> String {
@@ -43,21 +65,13 @@ pub fn render_text(c: &Contract) -> String {
     if !c.sources.is_empty() {
         let _ = writeln!(out, "\nSources");
         for s in &c.sources {
-            let title = s.source_title.as_deref().unwrap_or("(untitled)");
-            let _ = write!(
-                out,
-                "[{}] {} ({})",
-                s.reference,
-                terminal_safe(title),
-                terminal_safe(&s.chunk_id)
+            let label = source_label(
+                s.source_title.as_deref(),
+                &s.chunk_id,
+                s.page_number,
+                s.source_url.as_deref(),
             );
-            if let Some(p) = s.page_number {
-                let _ = write!(out, ", p. {p}");
-            }
-            if let Some(u) = &s.source_url {
-                let _ = write!(out, " <{}>", terminal_safe(u));
-            }
-            out.push('\n');
+            let _ = writeln!(out, "[{}] {label}", s.reference);
             for claim in &c.claims {
                 for cit in claim
                     .citations

@@ -429,33 +429,19 @@ pub(crate) fn rank_sentences(
 
 /// The answer quotes at most this many sentences chosen by the ranker.
 pub(crate) const MAX_REQUIRED: usize = 3;
-/// ... and at most this many when the question asks several things: each
-/// part's best sentence is required first, and the answer's second fact
-/// often sits in a sentence no part ranks first (docs/local.md, "Room for
-/// a question that asks two things").
-pub(crate) const MAX_REQUIRED_MULTI: usize = 4;
 /// A candidate after the first is required while its score is at least
 /// this share of the first one's (tuned on the dev suites: docs/local.md).
 pub(crate) const REQUIRED_RATIO: f32 = 0.85;
 
-/// How many sentences the answer may quote for a question of `parts` parts.
-pub(crate) fn max_required(parts: usize) -> usize {
-    if parts >= 2 {
-        MAX_REQUIRED_MULTI
-    } else {
-        MAX_REQUIRED
-    }
-}
-
 /// Marks the candidates the answer must quote: the best sentence of each
 /// part of the question, then those scoring close to the best, at most
-/// [`max_required`], a prefix of the ranked list. The small model's own
+/// [`MAX_REQUIRED`], a prefix of the ranked list. The small model's own
 /// choice among candidates was measured as no better than chance, and it
 /// ends its answer after one claim whatever it is asked (docs/local.md):
 /// what it decides is whether the question is answerable.
 pub(crate) fn require_answering(candidates: &mut [Candidate], parts: usize) {
     let top = candidates.first().map_or(0.0, |c| c.score);
-    for (i, c) in candidates.iter_mut().enumerate().take(max_required(parts)) {
+    for (i, c) in candidates.iter_mut().enumerate().take(MAX_REQUIRED) {
         if i == 0 || i < parts || (top > 0.0 && c.score >= REQUIRED_RATIO * top) {
             c.required = true;
         } else {
@@ -464,7 +450,7 @@ pub(crate) fn require_answering(candidates: &mut [Candidate], parts: usize) {
     }
 }
 
-/// When the answer quotes fewer than [`max_required`] sentences, the
+/// When the answer quotes fewer than [`MAX_REQUIRED`] sentences, the
 /// sentence that follows the best one in its section is required too,
 /// right after them: an answer's second half is often the next sentence
 /// ("Your PIN is blocked. You can unblock it in the app under …"), which
@@ -472,9 +458,9 @@ pub(crate) fn require_answering(candidates: &mut [Candidate], parts: usize) {
 /// ranker put it, so a later candidate may drop out of the offered ones.
 /// Nothing changes when that sentence is already required, or when the
 /// best one ends its section.
-pub(crate) fn require_successor(order: &mut Vec<Candidate>, parts: usize) {
+pub(crate) fn require_successor(order: &mut Vec<Candidate>) {
     let required = order.iter().take_while(|c| c.required).count();
-    let Some(best) = order.first().filter(|_| required < max_required(parts)) else {
+    let Some(best) = order.first().filter(|_| required < MAX_REQUIRED) else {
         return;
     };
     let next = order
@@ -559,7 +545,7 @@ mod tests {
             cand("a", "A > PIN", 120, 0.2),
         ];
         require_answering(&mut order, 1);
-        require_successor(&mut order, 1);
+        require_successor(&mut order);
         assert_eq!(
             texts(&order),
             [
@@ -573,54 +559,6 @@ mod tests {
     }
 
     #[test]
-    fn a_question_of_two_parts_has_room_for_four_sentences() {
-        // Close scores all: one part gets three, two parts get four.
-        let close = || {
-            vec![
-                cand("a", "A", 0, 1.0),
-                cand("b", "B", 0, 0.99),
-                cand("c", "C", 0, 0.98),
-                cand("d", "D", 0, 0.97),
-                cand("e", "E", 0, 0.96),
-            ]
-        };
-        let mut one = close();
-        require_answering(&mut one, 1);
-        assert_eq!(one.iter().filter(|c| c.required).count(), 3);
-        let mut two = close();
-        require_answering(&mut two, 2);
-        assert_eq!(two.iter().filter(|c| c.required).count(), 4);
-        // Three required of a two-part question: the best one's successor
-        // is the fourth; of a one-part question it would not move.
-        let order = || {
-            vec![
-                cand("a", "A", 0, 1.0),
-                cand("b", "B", 0, 0.9),
-                cand("c", "C", 0, 0.88),
-                cand("c", "C", 40, 0.2),
-                cand("a", "A", 30, 0.1),
-            ]
-        };
-        let mut two = order();
-        require_answering(&mut two, 2);
-        require_successor(&mut two, 2);
-        assert_eq!(
-            texts(&two)[..4],
-            [
-                ("a@0".to_string(), true),
-                ("b@0".to_string(), true),
-                ("c@0".to_string(), true),
-                ("a@30".to_string(), true),
-            ]
-        );
-        let mut one = order();
-        require_answering(&mut one, 1);
-        let before = texts(&one);
-        require_successor(&mut one, 1);
-        assert_eq!(texts(&one), before);
-    }
-
-    #[test]
     fn nothing_moves_when_the_answer_is_full_or_the_section_ends() {
         // Three required already.
         let mut full = vec![
@@ -631,13 +569,13 @@ mod tests {
         ];
         require_answering(&mut full, 1);
         let before = texts(&full);
-        require_successor(&mut full, 1);
+        require_successor(&mut full);
         assert_eq!(texts(&full), before);
         // The best sentence ends its section: the next one in the chunk
         // sits under another heading.
         let mut last = vec![cand("a", "A > One", 30, 1.0), cand("a", "A > Two", 60, 0.2)];
         require_answering(&mut last, 1);
-        require_successor(&mut last, 1);
+        require_successor(&mut last);
         assert_eq!(
             texts(&last),
             [("a@30".to_string(), true), ("a@60".to_string(), false)]
@@ -645,13 +583,13 @@ mod tests {
         // Already required: kept where it is.
         let mut kept = vec![cand("a", "A", 0, 1.0), cand("a", "A", 20, 0.9)];
         require_answering(&mut kept, 1);
-        require_successor(&mut kept, 1);
+        require_successor(&mut kept);
         assert_eq!(
             texts(&kept),
             [("a@0".to_string(), true), ("a@20".to_string(), true)]
         );
         let mut empty: Vec<Candidate> = Vec::new();
-        require_successor(&mut empty, 1);
+        require_successor(&mut empty);
         assert!(empty.is_empty());
     }
 }

@@ -203,7 +203,7 @@ fn finish(
         settings.top_k,
     )?)
     .map_err(|e| AskError::Chunks(e.to_string()))?;
-    require_successor(&mut order, ranked.parts);
+    require_successor(&mut order);
     order.truncate(settings.candidates);
     let candidates = order;
     let verdict = gate(&settings.gate, &chunks, &signals);

@@ -496,9 +496,8 @@ pub(crate) fn question_weights(
 /// sentence store, a chunk from an external retriever): split with the
 /// same rule, no vectors, the title as context.
 pub(crate) fn fallback_sentences(chunk: &Chunk) -> Vec<groundcite_index::SentenceHit> {
-    groundcite_core::sentences::sentence_spans(&chunk.content)
+    groundcite_core::sentences::statement_spans(&chunk.content)
         .into_iter()
-        .filter(|r| groundcite_core::sentences::is_statement(&chunk.content[r.clone()]))
         .map(|r| {
             let s = &chunk.content[r.clone()];
             let lead = s.len() - s.trim_start().len();

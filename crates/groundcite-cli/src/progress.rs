@@ -37,6 +37,22 @@ pub fn update_index(
         eprintln!("note: skipped {path}: {reason}");
     }
     let touched = report.added + report.changed + report.removed;
+    if report.total_chunks == 0 {
+        // An empty index refuses every question: say why before it does.
+        eprintln!(
+            "warning: {} holds no text groundcite can index, so every question will be refused. \
+             It reads Markdown (.md, .markdown, .mdx), text (.txt), PDF, HTML (.html, .htm, .xhtml) and DOCX{}",
+            docs.display(),
+            match other_kinds(&report) {
+                Some(kinds) => format!("; this folder holds {kinds}."),
+                None => "; this folder holds no such file.".to_string(),
+            }
+        );
+    } else if let Some(kinds) = other_kinds(&report)
+        && (touched > 0 || !quiet_when_unchanged)
+    {
+        eprintln!("note: left out files of other kinds: {kinds}");
+    }
     if touched > 0 && quiet_when_unchanged {
         eprintln!(
             "indexed {}: {} added, {} changed, {} removed ({} chunks)",
@@ -48,6 +64,26 @@ pub fn update_index(
         );
     }
     Ok(report)
+}
+
+/// The files of kinds the index does not read, as "3 .rst, 1 .adoc"
+/// (the six commonest, then how many more); `None` when there are none.
+fn other_kinds(report: &UpdateReport) -> Option<String> {
+    let mut kinds: Vec<(&String, &usize)> = report.other_kinds.iter().collect();
+    if kinds.is_empty() {
+        return None;
+    }
+    kinds.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let mut out: Vec<String> = kinds
+        .iter()
+        .take(6)
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
+    if kinds.len() > 6 {
+        let rest: usize = kinds[6..].iter().map(|(_, n)| **n).sum();
+        out.push(format!("{rest} of other kinds"));
+    }
+    Some(out.join(", "))
 }
 
 /// The embedding model (hybrid retrieval), or `None` with its one-line note

@@ -144,6 +144,9 @@ fn breaks_line(line: &str, before: bool) -> bool {
     if t.len() >= 3 && t.chars().all(|c| matches!(c, '-' | '=' | '*' | '_' | ' ')) {
         return true;
     }
+    if is_markup_line(t) {
+        return true;
+    }
     if before {
         return line.ends_with("  ") || line.ends_with('\\');
     }
@@ -201,12 +204,72 @@ pub fn word_pieces(text: &str) -> Vec<&str> {
     out
 }
 
+/// The spans of [`sentence_spans`] that can state a fact: each
+/// [`is_statement`], and not the text of a setext heading (a line
+/// underlined by the next one, `===` or `---`).
+pub fn statement_spans(text: &str) -> Vec<Range<usize>> {
+    sentence_spans(text)
+        .into_iter()
+        .filter(|r| is_statement(&text[r.clone()]) && !is_underlined(text, r.end))
+        .collect()
+}
+
+/// Whether the line after the one that holds byte `end - 1` underlines it
+/// as a setext heading: up to three spaces, then two or more `=` or two or
+/// more `-`, and only trailing white space.
+fn is_underlined(text: &str, end: usize) -> bool {
+    let Some(before) = text.get(..end) else {
+        return false;
+    };
+    let last = before.trim_end();
+    let Some(rest) = text.get(last.len()..) else {
+        return false;
+    };
+    let Some(nl) = rest.find('\n') else {
+        return false;
+    };
+    // Only white space may sit between the sentence and the line break.
+    if !rest[..nl].trim().is_empty() {
+        return false;
+    }
+    let next = rest[nl + 1..].split('\n').next().unwrap_or("");
+    let indent = next.bytes().take_while(|&b| b == b' ').count();
+    let rule = next[indent..].trim_end();
+    indent <= 3
+        && rule.len() >= 2
+        && (rule.bytes().all(|b| b == b'=') || rule.bytes().all(|b| b == b'-'))
+}
+
+/// Whether `line` holds only HTML or JSX tags (`<Tabs>`, `</TabItem>`,
+/// `<Admonition type="tip">`): markup around text, never a statement,
+/// and a line of its own rather than part of a sentence.
+pub fn is_markup_line(line: &str) -> bool {
+    let mut t = line.trim();
+    if t.is_empty() {
+        return false;
+    }
+    while !t.is_empty() {
+        let Some(rest) = t.strip_prefix('<') else {
+            return false;
+        };
+        let name = rest.strip_prefix('/').unwrap_or(rest);
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) && !name.starts_with('>') {
+            return false;
+        }
+        let Some(close) = rest.find('>') else {
+            return false;
+        };
+        t = rest[close + 1..].trim_start();
+    }
+    true
+}
+
 /// Whether a sentence can state a fact on its own: not a Markdown heading,
 /// not a table rule or a code fence, and at least three words. Headings
 /// and rules are context, never a claim.
 pub fn is_statement(sentence: &str) -> bool {
     let t = sentence.trim();
-    if t.starts_with('#') || t.starts_with("```") || t.starts_with("~~~") {
+    if t.starts_with('#') || t.starts_with("```") || t.starts_with("~~~") || is_markup_line(t) {
         return false;
     }
     if t.chars()
@@ -339,6 +402,25 @@ mod tests {
     }
 
     #[test]
+    fn setext_heading_text_is_not_a_statement() {
+        let t = "DNS SRV record support in apt\n=============================\n\nApt supports a subset of the records.\nThe next line is a rule\n\n---\n";
+        let got: Vec<&str> = statement_spans(t)
+            .into_iter()
+            .map(|r| t[r].trim())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "Apt supports a subset of the records.",
+                "The next line is a rule"
+            ]
+        );
+        assert!(statement_spans("Three words here\n   ----  \n").is_empty());
+        assert_eq!(statement_spans("Three words here\n    ----\n").len(), 1);
+        assert_eq!(statement_spans("Three words here\n-\n").len(), 1);
+    }
+
+    #[test]
     fn statements_are_not_headings_or_rules() {
         assert!(is_statement("Refunds take 5 business days. "));
         assert!(!is_statement("## Refunds\n"));
@@ -346,5 +428,26 @@ mod tests {
         assert!(!is_statement("Yes.\n"));
         assert!(!is_statement("```sql\n"));
         assert!(is_statement("- Cards are replaced for free.\n"));
+        assert!(!is_statement("<TabItem value=\"apt\" label=\"APT\">\n"));
+        assert!(is_statement("<b>Note</b> cards are free.\n"));
+    }
+
+    #[test]
+    fn markup_lines_stand_alone() {
+        assert!(is_markup_line("<Tabs>"));
+        assert!(is_markup_line(
+            "  </TabItem> <TabItem value=\"apt\" label=\"APT\">"
+        ));
+        assert!(is_markup_line("<br/>"));
+        assert!(!is_markup_line("<b>Note</b> text"));
+        assert!(!is_markup_line("a < b > c"));
+        assert!(!is_markup_line("<3 this"));
+        assert!(!is_markup_line(""));
+        let t = "<TabItem value=\"apt\">\nRun the installer.\n</TabItem>\n";
+        let got: Vec<&str> = statement_spans(t)
+            .into_iter()
+            .map(|r| t[r].trim())
+            .collect();
+        assert_eq!(got, ["Run the installer."]);
     }
 }

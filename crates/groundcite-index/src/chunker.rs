@@ -65,29 +65,55 @@ pub fn chunk_id(rel_path: &str, ordinal: usize) -> String {
     format!("{rel_path}#chunk-{ordinal}")
 }
 
-/// Whether a file is chunked as plain text (paragraphs only) rather than as
-/// Markdown: its name ends with `.txt`, in any case.
-pub(crate) fn is_plain_text(rel_path: &str) -> bool {
-    rel_path
-        .rsplit_once('.')
-        .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("txt"))
-}
-
-/// A block of the source: one heading line, one paragraph (lines up to a
-/// blank line), or one fenced code block.
+/// A block of the source: one heading (an ATX line, or a setext heading's
+/// text and underline), one paragraph (lines up to a blank line), or one
+/// fenced code block.
 #[derive(Debug)]
-struct Block<'a> {
-    start: usize,
-    end: usize,
-    heading: Option<(usize, &'a str)>,
+pub(crate) struct Block<'a> {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) heading: Option<(usize, &'a str)>,
 }
 
-fn blocks<'a>(text: &'a str, markdown: bool) -> Vec<Block<'a>> {
+/// How a file's lines are read: plain text (paragraphs only), Markdown, or
+/// MDX (Markdown whose `import`/`export` lines and tag-only lines are
+/// markup, not text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    Text,
+    Markdown,
+    Mdx,
+}
+
+impl Flavor {
+    pub(crate) fn of(rel_path: &str) -> Flavor {
+        match rel_path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+        {
+            Some(e) if e == "txt" => Flavor::Text,
+            Some(e) if e == "mdx" => Flavor::Mdx,
+            _ => Flavor::Markdown,
+        }
+    }
+}
+
+/// Where the text of a document starts: after a byte-order mark, and for
+/// Markdown after its front matter ([`markdown::front_matter`]).
+pub(crate) fn body_start(text: &str, flavor: Flavor) -> usize {
     let from = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    if flavor == Flavor::Text {
+        return from;
+    }
+    markdown::front_matter(text, from).map_or(from, |f| f.body)
+}
+
+pub(crate) fn blocks(text: &str, flavor: Flavor) -> Vec<Block<'_>> {
+    let markdown = flavor != Flavor::Text;
     let mut out = Vec::new();
     let mut current: Option<(usize, usize)> = None;
     let mut fence: Option<Fence> = None;
-    let flush = |current: &mut Option<(usize, usize)>, out: &mut Vec<Block<'a>>| {
+    let flush = |current: &mut Option<(usize, usize)>, out: &mut Vec<Block<'_>>| {
         if let Some((start, end)) = current.take() {
             out.push(Block {
                 start,
@@ -96,7 +122,7 @@ fn blocks<'a>(text: &'a str, markdown: bool) -> Vec<Block<'a>> {
             });
         }
     };
-    for line in markdown::lines(text, from) {
+    for line in markdown::lines(text, body_start(text, flavor)) {
         let s = &text[line.start..line.end];
         if let Some(open) = fence {
             // Inside a fence: blank lines and `#` lines belong to the code.
@@ -125,6 +151,27 @@ fn blocks<'a>(text: &'a str, markdown: bool) -> Vec<Block<'a>> {
                 flush(&mut current, &mut out);
                 current = Some((line.start, line.end));
                 fence = Some(open);
+                continue;
+            }
+            // The paragraph above an underline is a heading (CommonMark's
+            // setext headings): "Refunds\n=======".
+            if let Some(level) = markdown::setext_underline(s)
+                && let Some((start, end)) = current
+                && markdown::may_be_setext(&text[start..end])
+            {
+                current = None;
+                out.push(Block {
+                    start,
+                    end: line.end,
+                    heading: Some((level, text[start..end].trim())),
+                });
+                continue;
+            }
+            if markdown::thematic_break(s)
+                || (flavor == Flavor::Mdx
+                    && (markdown::mdx_esm(s) || groundcite_core::sentences::is_markup_line(s)))
+            {
+                flush(&mut current, &mut out);
                 continue;
             }
         }
@@ -262,9 +309,8 @@ struct Pending {
 /// `rel_path` should use forward slashes; it only names the chunks (and picks
 /// plain text vs Markdown). The function is pure: same input, same output.
 pub fn chunk_document(rel_path: &str, text: &str, cfg: &ChunkerConfig) -> Vec<DocChunk> {
-    let markdown = !is_plain_text(rel_path);
     let mut packer = Packer::new(cfg);
-    packer.pack(text, &blocks(text, markdown));
+    packer.pack(text, &blocks(text, Flavor::of(rel_path)));
     packer.finish(rel_path, text, &[])
 }
 
@@ -349,7 +395,7 @@ impl Packer {
                     self.stack.pop();
                 }
                 if !title.is_empty() {
-                    self.stack.push((level, title.to_owned()));
+                    self.stack.push((level, markdown::one_line(title)));
                 }
             }
             let is_body = block.heading.is_none();

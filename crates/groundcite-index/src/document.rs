@@ -2,45 +2,40 @@
 
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 
-use crate::chunker::is_plain_text;
+use crate::chunker::{Flavor, blocks};
 use crate::formats::{Extracted, Format};
-use crate::markdown::{self, Fence};
+use crate::markdown;
 
-/// The title of a document: its first level-1 ATX heading (`# Title`), else
-/// its first heading of any level, else the file name (last segment of
-/// `rel_path`). Headings inside fenced code blocks do not count; `.txt` files
-/// always get their file name.
+/// The title of a document: the `title` of its front matter (YAML or TOML,
+/// as static site generators write it), else its first level-1 heading
+/// (`# Title`, or `Title` underlined with `===`), else its first heading of
+/// any level, else the file name (last segment of `rel_path`). Headings
+/// inside fenced code blocks do not count; `.txt` files always get their
+/// file name.
 pub fn document_title(rel_path: &str, text: &str) -> String {
     let file_name = rel_path.rsplit('/').next().unwrap_or(rel_path).to_owned();
-    if is_plain_text(rel_path) {
+    let flavor = Flavor::of(rel_path);
+    if flavor == Flavor::Text {
         return file_name;
     }
     let from = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut first_any: Option<&str> = None;
-    let mut fence: Option<Fence> = None;
-    for line in markdown::lines(text, from) {
-        let s = &text[line.start..line.end];
-        if let Some(open) = fence {
-            if markdown::fence_closes(s, open) {
-                fence = None;
-            }
-            continue;
-        }
-        if let Some(open) = markdown::fence_open(s) {
-            fence = Some(open);
-            continue;
-        }
-        if let Some((level, title)) = markdown::atx_heading(s) {
-            if title.is_empty() {
-                continue;
-            }
-            if level == 1 {
-                return title.to_owned();
-            }
-            first_any.get_or_insert(title);
-        }
+    if let Some(title) = markdown::front_matter(text, from).and_then(|f| f.title) {
+        return title;
     }
-    first_any.map_or(file_name, str::to_owned)
+    let mut first_any: Option<&str> = None;
+    for block in blocks(text, flavor) {
+        let Some((level, title)) = block.heading else {
+            continue;
+        };
+        if title.is_empty() {
+            continue;
+        }
+        if level == 1 {
+            return markdown::one_line(title);
+        }
+        first_any.get_or_insert(title);
+    }
+    first_any.map_or(file_name, markdown::one_line)
 }
 
 /// The title of an extracted document: Markdown and text as

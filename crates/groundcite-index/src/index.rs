@@ -1,6 +1,6 @@
 //! The on-disk index: incremental updates and BM25 search.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -98,6 +98,11 @@ pub struct UpdateReport {
     /// Documents not indexed, as (relative path, reason): invalid UTF-8, over
     /// [`MAX_FILE_BYTES`], unreadable, symbolic links, unusable names.
     pub skipped: Vec<(String, String)>,
+    /// Files of kinds that are not indexed (not Markdown, text, PDF, HTML
+    /// or DOCX), counted by extension (`.rst`, or "no extension"); hidden
+    /// files are not counted.
+    #[serde(default)]
+    pub other_kinds: BTreeMap<String, usize>,
 }
 
 /// Size of the index.
@@ -307,9 +312,14 @@ impl Index {
         let engine = |e| IndexError::engine(&dir, e);
         let settings = Settings::new(cfg.chunker, cfg.base_url.clone());
         let rebuild = self.manifest.settings.as_ref() != Some(&settings);
-        let Walk { found, skipped } = find_documents(docs_dir, &self.dir)?;
+        let Walk {
+            found,
+            skipped,
+            other_kinds,
+        } = find_documents(docs_dir, &self.dir)?;
         let mut report = UpdateReport {
             skipped,
+            other_kinds,
             ..UpdateReport::default()
         };
 

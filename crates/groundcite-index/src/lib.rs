@@ -17,8 +17,9 @@
 //!   [`Index::open_or_create`], then [`Index::update`] with an
 //!   [`IndexConfig`] (reporting [`Progress`], returning an [`UpdateReport`]),
 //!   then [`Index::search`].
-//! - [`document_title`] and [`source_url`]: a chunk's `source_title` (first
-//!   `# ` heading, else first heading, else file name) and `source_url`
+//! - [`document_title`] and [`source_url`]: a chunk's `source_title`
+//!   (front matter `title`, else first level-1 heading, else first heading,
+//!   else file name) and `source_url`
 //!   (`base_url` joined with the percent-encoded relative path).
 //! - [`IndexError`] / [`IndexErrorKind`]: every failure names its path.
 //! - [`extract`] → [`Extracted`] (or [`ExtractError`]), then
@@ -34,7 +35,8 @@
 //! or the manifest is missing or unreadable.
 //!
 //! ## What is indexed
-//! Markdown (`.md`, `.markdown`), text (`.txt`), PDF (`.pdf`, its text
+//! Markdown (`.md`, `.markdown`, `.mdx`; front matter is metadata, its
+//! `title` the document's title), text (`.txt`), PDF (`.pdf`, its text
 //! layer), HTML (`.html`, `.htm`, `.xhtml`, the main text) and DOCX
 //! (`.docx`), extension in any case, found recursively in a deterministic
 //! order ([`Format`]). Hidden files and directories, the index directory
@@ -43,7 +45,9 @@
 //! and documents that cannot be extracted ([`ExtractError`]: a PDF without
 //! a text layer, an encrypted PDF, a corrupt file) are skipped and listed,
 //! each with its reason, in [`UpdateReport::skipped`]; the rest is indexed.
-//! Nothing panics on odd bytes.
+//! Files of other kinds are counted by extension in
+//! [`UpdateReport::other_kinds`], so a caller can say why a folder gave
+//! an empty index. Nothing panics on odd bytes.
 //!
 //! [`extract`] turns a file into text: chunks of extracted formats are exact
 //! substrings of that text. HTML and DOCX headings start sections as

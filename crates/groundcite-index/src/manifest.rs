@@ -26,7 +26,9 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 // 3: a PDF paragraph's lines are joined with a space, not a line break.
 // 4: a single line break inside a paragraph no longer ends a sentence (the
 //    sentence store's units and vectors change for hard-wrapped files).
-const PIPELINE_VERSION: u32 = 4;
+// 5: front matter is metadata, not text; setext headings start sections and
+//    are not statements; thematic breaks separate blocks; `.mdx` is read.
+const PIPELINE_VERSION: u32 = 5;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -112,9 +112,8 @@ impl ChunkEntry {
         context: &str,
         embed: Option<&dyn Embed>,
     ) -> Result<ChunkEntry, String> {
-        let spans: Vec<(usize, usize)> = groundcite_core::sentences::sentence_spans(content)
+        let spans: Vec<(usize, usize)> = groundcite_core::sentences::statement_spans(content)
             .into_iter()
-            .filter(|r| groundcite_core::sentences::is_statement(&content[r.clone()]))
             .map(|r| {
                 let s = &content[r.clone()];
                 let lead = s.len() - s.trim_start().len();

@@ -1,5 +1,6 @@
 //! Finding the documents to index.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,8 @@ pub(crate) struct Walk {
     pub(crate) found: Vec<Found>,
     /// Entries that could not be considered, as (relative path, reason), sorted.
     pub(crate) skipped: Vec<(String, String)>,
+    /// Files of kinds that are not indexed, counted by extension.
+    pub(crate) other_kinds: BTreeMap<String, usize>,
 }
 
 /// The documents under `root` and the entries that could not be considered. Hidden entries (name starting
@@ -39,6 +42,7 @@ pub(crate) fn find_documents(root: &Path, skip_dir: &Path) -> Result<Walk, Index
     let skip_dir = fs::canonicalize(skip_dir).ok();
     let mut found = Vec::new();
     let mut skipped = Vec::new();
+    let mut other_kinds: BTreeMap<String, usize> = BTreeMap::new();
     let mut stack = vec![(root.to_owned(), String::new())];
     while let Some((dir, rel_dir)) = stack.pop() {
         let entries = match fs::read_dir(&dir) {
@@ -91,12 +95,18 @@ pub(crate) fn find_documents(root: &Path, skip_dir: &Path) -> Result<Walk, Index
                         abs: entry.path(),
                     });
                 }
+            } else if file_type.is_file() {
+                *other_kinds.entry(kind_of(name)).or_default() += 1;
             }
         }
     }
     found.sort_by(|a, b| a.rel.cmp(&b.rel));
     skipped.sort();
-    Ok(Walk { found, skipped })
+    Ok(Walk {
+        found,
+        skipped,
+        other_kinds,
+    })
 }
 
 fn display(rel_dir: &str) -> String {
@@ -112,6 +122,17 @@ fn join(rel_dir: &str, name: &str) -> String {
         name.to_owned()
     } else {
         format!("{rel_dir}/{name}")
+    }
+}
+
+/// A file's kind as a report names it: `.rst` (lower case), or "no
+/// extension".
+fn kind_of(name: &str) -> String {
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() && ext.len() <= 12 => {
+            format!(".{}", ext.to_lowercase())
+        }
+        _ => "no extension".to_owned(),
     }
 }
 

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers outside #[test] fns.
 
-use groundcite_index::{ChunkerConfig, DocChunk, chunk_document};
+use groundcite_index::{ChunkerConfig, DocChunk, chunk_document, document_title};
 use proptest::prelude::*;
 
 fn cfg(max_chars: usize, overlap_chars: usize) -> ChunkerConfig {
@@ -185,6 +185,87 @@ fn crlf_and_degenerate_configs() {
     }
 }
 
+/// What static site generators write: front matter (YAML or TOML) is
+/// metadata, so no chunk holds it and its title names the document; a
+/// document without front matter keeps its first heading as title.
+#[test]
+fn front_matter_is_not_text_and_names_the_document() {
+    let doc = "---\ntitle: npm-audit\ndescription: Run a security audit\n---\n\n### Synopsis\n\nnpm audit [fix]\n";
+    let chunks = chunk_document("npm-audit.md", doc, &ChunkerConfig::default());
+    assert_eq!(chunks.len(), 1);
+    assert_eq!(chunks[0].content, "### Synopsis\n\nnpm audit [fix]");
+    assert_eq!(chunks[0].heading_path, ["Synopsis"]);
+    assert_eq!(document_title("npm-audit.md", doc), "npm-audit");
+    let toml = "+++\ntitle = \"Billing FAQ\"\n+++\n# Billing\n\nInvoices go out monthly.\n";
+    assert_eq!(document_title("billing.md", toml), "Billing FAQ");
+    assert_eq!(
+        chunk_document("billing.md", toml, &ChunkerConfig::default())[0].content,
+        "# Billing\n\nInvoices go out monthly."
+    );
+    // Front matter without a title: the first heading names it.
+    let untitled = "---\nlayout: doc\n---\n## Cards\n\nText.\n";
+    assert_eq!(document_title("cards.md", untitled), "Cards");
+    // A plain text file is not Markdown: nothing is front matter.
+    let txt = "---\ntitle: x\n---\nBody\n";
+    assert_eq!(document_title("notes.txt", txt), "notes.txt");
+    assert!(
+        chunk_document("notes.txt", txt, &ChunkerConfig::default())[0]
+            .content
+            .starts_with("---")
+    );
+}
+
+/// CommonMark's setext headings ("Refunds" over "=======") start sections
+/// and name documents as `#` headings do; a rule (`---` after a blank line,
+/// `***`) separates blocks and is no heading.
+#[test]
+fn setext_headings_and_rules() {
+    let doc = "DNS SRV record support\n======================\n\nApt supports SRV records.\n\nDetails\n-------\nThey are tried in order.\n\n---\n\nAfter a rule.\n";
+    let chunks = chunk_document("srv.md", doc, &cfg(100, 0));
+    let paths: Vec<Vec<String>> = chunks.iter().map(|c| c.heading_path.clone()).collect();
+    assert_eq!(
+        paths,
+        [
+            vec!["DNS SRV record support".to_string()],
+            vec!["DNS SRV record support".to_string(), "Details".to_string()],
+        ]
+    );
+    assert_eq!(
+        chunks[1].content,
+        "Details\n-------\nThey are tried in order.\n\n---\n\nAfter a rule."
+    );
+    assert_eq!(document_title("srv.md", doc), "DNS SRV record support");
+    // A list's `---` is a rule, not an underline; a heading over two lines
+    // is one line of context.
+    let list = "- one\n- two\n---\nText here.\n";
+    assert_eq!(document_title("l.md", list), "l.md");
+    let two = "Shipping and\nreturns\n---\nText.\n";
+    assert_eq!(document_title("t.md", two), "Shipping and returns");
+    assert_eq!(
+        chunk_document("t.md", two, &cfg(100, 0))[0].heading_path,
+        ["Shipping and returns"]
+    );
+}
+
+/// `.mdx` (Docusaurus and friends) is read as Markdown; its `import` /
+/// `export` lines and lines of JSX tags are markup between blocks, so no
+/// chunk starts or ends on one.
+#[test]
+fn mdx_markup_is_not_text() {
+    let doc = "---\ntitle: Install\n---\nimport Tabs from '@theme/Tabs';\n\n## Steps\n\n<Tabs>\n<TabItem value=\"apt\">\nRun the installer.\n</TabItem>\n</Tabs>\n";
+    let chunks = chunk_document("install.mdx", doc, &ChunkerConfig::default());
+    let contents: Vec<&str> = chunks.iter().map(|c| c.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        ["## Steps\n\n<Tabs>\n<TabItem value=\"apt\">\nRun the installer."]
+    );
+    assert_eq!(document_title("install.mdx", doc), "Install");
+    // In Markdown the same lines are text.
+    let md = chunk_document("install.md", doc, &ChunkerConfig::default());
+    assert!(md[0].content.starts_with("import Tabs"));
+    assert!(md[1].content.ends_with("</Tabs>"));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -193,6 +274,8 @@ proptest! {
         text in prop_oneof![
             any::<String>(),
             "([#]{0,3} ?|```|~~~|  )?[a-zé日🎉 .!?。\"')\t\r\n-]{0,80}(\n{1,2}[#` ]{0,4}[a-z日🎉 .!?。\n]{0,120}){0,8}",
+            // Front matter, setext underlines, rules, MDX lines.
+            "(---|\\+\\+\\+)?(\r?\n(title: ?[a-z'\"]{0,8}|[a-z]{0,6}|===?|---?|\\*\\*\\*|\\+\\+\\+|\\.\\.\\.|import x|<[A-Z]?[a-z]{0,3}>|# [a-z]{0,5})){0,12}\r?\n?",
         ],
         max_chars in 0usize..300,
         overlap_chars in 0usize..200,
@@ -200,6 +283,10 @@ proptest! {
         let c = cfg(max_chars, overlap_chars);
         let chunks = chunk_document("doc.md", &text, &c);
         check_invariants(&text, &chunks, &c);
+        let _ = document_title("doc.mdx", &text);
+        for chunk in chunk_document("doc.mdx", &text, &c) {
+            prop_assert_eq!(&text[chunk.byte_range.clone()], chunk.content.as_str());
+        }
         let again = chunk_document("doc.md", &text, &c);
         prop_assert_eq!(chunks, again);
         // Plain-text mode too.

@@ -223,6 +223,44 @@ fn unreadable_documents_are_skipped_not_fatal() {
     assert!(ids(&index, "aardvark").is_empty());
 }
 
+/// Files of kinds the index does not read are counted by extension, so a
+/// folder of reStructuredText is not silently an empty corpus; `.mdx` is
+/// read as Markdown, its front matter's title naming the document.
+#[test]
+fn other_kinds_are_counted_and_mdx_is_read() {
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "guide/setup.rst", "Setup\n=====\n\nRun it.\n");
+    write(docs.path(), "guide/faq.rst", "FAQ\n===\n");
+    write(docs.path(), "Makefile", "all:\n");
+    write(docs.path(), "logo.PNG", "x");
+    write(docs.path(), ".hidden.rst", "x");
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(dir.path()).unwrap();
+    let report = update(&mut index, docs.path(), &IndexConfig::default());
+    assert_eq!((report.added, report.total_chunks), (0, 0));
+    let kinds: Vec<(&str, usize)> = report
+        .other_kinds
+        .iter()
+        .map(|(k, n)| (k.as_str(), *n))
+        .collect();
+    assert_eq!(kinds, [(".png", 1), (".rst", 2), ("no extension", 1)]);
+
+    write(
+        docs.path(),
+        "install.mdx",
+        "---\ntitle: Installing the agent\n---\nimport Tabs from '@theme/Tabs';\n\nThe agent installs with one command.\n",
+    );
+    let report = update(&mut index, docs.path(), &IndexConfig::default());
+    assert_eq!((report.added, report.total_chunks), (1, 1));
+    let hits = index.search("agent installs", 5).unwrap();
+    assert_eq!(hits[0].chunk_id, "install.mdx#chunk-1");
+    assert_eq!(hits[0].content, "The agent installs with one command.");
+    assert_eq!(
+        hits[0].source_title.as_deref(),
+        Some("Installing the agent")
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn symlinks_are_not_followed() {

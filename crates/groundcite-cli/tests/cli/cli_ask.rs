@@ -213,6 +213,86 @@ fn a_hard_wrapped_folder_answers_across_line_breaks() {
     assert!(!claim_text.contains('\n'), "{c:#}");
 }
 
+/// A newcomer's folder: first only files of kinds groundcite does not read
+/// (a loud warning naming them, then R1, not a silent refusal), then a
+/// Docusaurus page (`.mdx` with front matter and JSX) that answers, cited
+/// under the title its front matter gives.
+#[test]
+fn a_folder_of_other_kinds_warns_and_an_mdx_page_answers() {
+    let d = workdir().join("newcomer");
+    std::fs::create_dir_all(d.join("docs")).unwrap();
+    std::fs::write(d.join("docs/setup.rst"), "Setup\n=====\n\nRun it.\n").unwrap();
+    std::fs::write(d.join("docs/guide.adoc"), "= Guide\n").unwrap();
+    let docs = d.join("docs").display().to_string();
+    let index = d.join("index").display().to_string();
+    let database = db();
+    let args = |q: &'static str| {
+        vec![
+            "ask".to_string(),
+            q.to_string(),
+            "--docs".into(),
+            docs.clone(),
+            "--index".into(),
+            index.clone(),
+            "--database".into(),
+            database.clone(),
+            "--format".into(),
+            "json".into(),
+        ]
+    };
+    let run = |q: &'static str| {
+        let a = args(q);
+        groundcite(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let out = run("How long is a password reset link valid?");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("holds no text groundcite can index, so every question will be refused")
+            && err.contains("this folder holds 1 .adoc, 1 .rst."),
+        "{err}"
+    );
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["refusal"]["code"], "R1", "{c:#}");
+
+    std::fs::write(
+        d.join("docs/password.mdx"),
+        "---\ntitle: Resetting your password\nsidebar_position: 2\n---\nimport Callout from '@site/src/components/Callout';\n\n## Getting a reset link\n\nOpen Settings and choose Reset password: we email you a reset link.\n\n<Callout type=\"tip\">\nA reset link is valid for 24 hours.\n</Callout>\n",
+    )
+    .unwrap();
+    let out = run("How long is a password reset link valid?");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(!err.contains("warning:"), "{err}");
+    assert!(
+        err.contains("note: left out files of other kinds: 1 .adoc, 1 .rst"),
+        "{err}"
+    );
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["answerable"], true, "{c:#}");
+    let quotes: Vec<&str> = c["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|cl| cl["citations"].as_array().unwrap())
+        .map(|q| q["quote"].as_str().unwrap())
+        .collect();
+    assert!(
+        quotes.contains(&"A reset link is valid for 24 hours."),
+        "{c:#}"
+    );
+    assert!(
+        quotes
+            .iter()
+            .all(|q| !q.contains('<') && !q.contains("title:")),
+        "{c:#}"
+    );
+    assert_eq!(
+        c["sources"][0]["source_title"], "Resetting your password",
+        "{c:#}"
+    );
+}
+
 #[test]
 fn questions_the_corpus_cannot_answer_are_unanswerable() {
     let qs = questions();

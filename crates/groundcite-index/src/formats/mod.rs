@@ -20,7 +20,8 @@ pub(crate) use crate::layout::DocLayout;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
-    /// `.md`, `.markdown`: ATX headings start sections.
+    /// `.md`, `.markdown`, `.mdx`: headings start sections; front matter
+    /// is metadata (its `title` names the document), not text.
     Markdown,
     /// `.txt`: paragraphs only.
     Text,
@@ -43,7 +44,7 @@ impl Format {
         }
         let ext = ext.to_ascii_lowercase();
         Some(match ext.as_str() {
-            "md" | "markdown" => Format::Markdown,
+            "md" | "markdown" | "mdx" => Format::Markdown,
             "txt" => Format::Text,
             "pdf" => Format::Pdf,
             "html" | "htm" | "xhtml" => Format::Html,

@@ -28,7 +28,8 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 //    sentence store's units and vectors change for hard-wrapped files).
 // 5: front matter is metadata, not text; setext headings start sections and
 //    are not statements; thematic breaks separate blocks; `.mdx` is read.
-const PIPELINE_VERSION: u32 = 5;
+// 6: an HTML page's title loses its site's name; Sphinx's permalinks go.
+const PIPELINE_VERSION: u32 = 6;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

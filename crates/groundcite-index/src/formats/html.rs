@@ -36,6 +36,8 @@ const NAV_CLASSES: &[&str] = &[
     "menu",
     "skip-link",
     "footer",
+    // Sphinx's "¶" permalink after every heading and term.
+    "headerlink",
 ];
 
 /// Elements that end the paragraph before them and start a new one.
@@ -286,6 +288,7 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
     w.flush();
     let title = Some(collapse_spaces(&w.title))
         .filter(|t| !t.is_empty())
+        .map(|t| page_title(t, w.first_h1.as_deref()))
         .or(w.first_h1)
         .or(w.first_heading);
     let TextBuilder { text, blocks } = w.out;
@@ -297,6 +300,27 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
         pages: Vec::new(),
         layout: None,
     }
+}
+
+/// Separators between a page's own title and its site's name in `<title>`
+/// ("Installation — Foo 1.0 documentation", "Pricing | Acme Help").
+const TITLE_SEPARATORS: &[&str] = &[" - ", " | ", " — ", " – ", " · ", " :: ", " » "];
+
+/// The page's own title: `<title>` without the site's name when the page's
+/// `<h1>` is what precedes or follows a separator; else `<title>` as it is.
+fn page_title(title: String, h1: Option<&str>) -> String {
+    let Some(h1) = h1.map(str::trim).filter(|h| !h.is_empty()) else {
+        return title;
+    };
+    let own = TITLE_SEPARATORS.iter().any(|sep| {
+        title
+            .strip_prefix(h1)
+            .is_some_and(|rest| rest.starts_with(sep) && rest.len() > sep.len())
+            || title
+                .strip_suffix(h1)
+                .is_some_and(|rest| rest.ends_with(sep) && rest.len() > sep.len())
+    });
+    if own { h1.to_owned() } else { title }
 }
 
 fn attrs<S: html5gum::SpanBound>(
@@ -357,6 +381,33 @@ mod tests {
         let e = extract(html);
         assert_eq!(blocks(&e), [("Doc", Some(2)), ("Body text.", None)]);
         assert_eq!(e.title.as_deref(), Some("Doc"));
+    }
+
+    #[test]
+    fn the_site_name_leaves_the_title_and_permalinks_the_text() {
+        let sphinx = "<html><head><title>Installation \u{2014} Foo 1.0 documentation</title></head><body><div role=main><h1>Installation<a class=\"headerlink\" href=\"#installation\" title=\"Link to this heading\">\u{b6}</a></h1><p>Run pip.</p></div></body></html>";
+        let e = extract(sphinx.as_bytes());
+        assert_eq!(e.title.as_deref(), Some("Installation"));
+        assert_eq!(blocks(&e), [("Installation", Some(1)), ("Run pip.", None)]);
+        let mdbook = b"<title>Storing Text with Strings - The Rust Programming Language</title><main><h1><a class=header href=#s>Storing Text with Strings</a></h1><p>Text.</p></main>";
+        assert_eq!(
+            extract(mdbook).title.as_deref(),
+            Some("Storing Text with Strings")
+        );
+        let site_first = b"<title>Acme Help | Pricing</title><h1>Pricing</h1>";
+        assert_eq!(extract(site_first).title.as_deref(), Some("Pricing"));
+        // A title that is not the h1 plus a site name stays as it is.
+        for (html, want) in [
+            (
+                &b"<title>Pricing plans</title><h1>Pricing</h1>"[..],
+                "Pricing plans",
+            ),
+            (b"<title>Pricing - </title><h1>Pricing</h1>", "Pricing -"),
+            (b"<title>A - B</title><h1>C</h1>", "A - B"),
+            (b"<title>Only title</title>", "Only title"),
+        ] {
+            assert_eq!(extract(html).title.as_deref(), Some(want));
+        }
     }
 
     #[test]

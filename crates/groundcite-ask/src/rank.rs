@@ -496,22 +496,25 @@ pub(crate) fn question_weights(
 /// sentence store, a chunk from an external retriever): split with the
 /// same rule, no vectors, the title as context.
 pub(crate) fn fallback_sentences(chunk: &Chunk) -> Vec<groundcite_index::SentenceHit> {
-    groundcite_core::sentences::statement_spans(&chunk.content)
-        .into_iter()
-        .map(|r| {
-            let s = &chunk.content[r.clone()];
-            let lead = s.len() - s.trim_start().len();
-            let trail = s.len() - s.trim_end().len();
-            groundcite_index::SentenceHit {
-                chunk_id: chunk.chunk_id.clone(),
-                start: r.start + lead,
-                end: r.end - trail,
-                similarity: None,
-                context: chunk.source_title.clone().unwrap_or_default(),
-            }
-        })
-        .filter(|h| h.start < h.end)
-        .collect()
+    groundcite_core::sentences::statement_spans_in(
+        &chunk.content,
+        groundcite_index::chunk_markup(&chunk.chunk_id),
+    )
+    .into_iter()
+    .map(|r| {
+        let s = &chunk.content[r.clone()];
+        let lead = s.len() - s.trim_start().len();
+        let trail = s.len() - s.trim_end().len();
+        groundcite_index::SentenceHit {
+            chunk_id: chunk.chunk_id.clone(),
+            start: r.start + lead,
+            end: r.end - trail,
+            similarity: None,
+            context: chunk.source_title.clone().unwrap_or_default(),
+        }
+    })
+    .filter(|h| h.start < h.end)
+    .collect()
 }
 
 #[cfg(test)]

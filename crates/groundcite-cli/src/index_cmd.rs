@@ -11,8 +11,9 @@ use crate::input::BadInput;
 
 #[derive(Debug, clap::Args)]
 pub struct IndexArgs {
-    /// Folder of documents: Markdown (.md, .markdown, .mdx), text (.txt),
-    /// PDF, HTML (.html, .htm, .xhtml) and DOCX.
+    /// Folder of documents: Markdown (.md, .markdown, .mdx),
+    /// reStructuredText (.rst), text (.txt), PDF, HTML (.html, .htm,
+    /// .xhtml) and DOCX.
     docs: String,
     /// Where the index lives (default: the directory `ask` uses for this
     /// docs folder).

@@ -41,7 +41,7 @@ pub fn update_index(
         // An empty index refuses every question: say why before it does.
         eprintln!(
             "warning: {} holds no text groundcite can index, so every question will be refused. \
-             It reads Markdown (.md, .markdown, .mdx), text (.txt), PDF, HTML (.html, .htm, .xhtml) and DOCX{}",
+             It reads Markdown (.md, .markdown, .mdx), reStructuredText (.rst), text (.txt), PDF, HTML (.html, .htm, .xhtml) and DOCX{}",
             docs.display(),
             match other_kinds(&report) {
                 Some(kinds) => format!("; this folder holds {kinds}."),
@@ -66,7 +66,7 @@ pub fn update_index(
     Ok(report)
 }
 
-/// The files of kinds the index does not read, as "3 .rst, 1 .adoc"
+/// The files of kinds the index does not read, as "3 .adoc, 1 .png"
 /// (the six commonest, then how many more); `None` when there are none.
 fn other_kinds(report: &UpdateReport) -> Option<String> {
     let mut kinds: Vec<(&String, &usize)> = report.other_kinds.iter().collect();

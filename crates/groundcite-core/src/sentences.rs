@@ -22,9 +22,27 @@ pub fn sentences(text: &str) -> Vec<&str> {
 /// markers, a key-value block) are units of their own, not one long run.
 pub const MAX_JOINED_SENTENCE: usize = 320;
 
+/// How a text marks up its lines, as far as the sentence rule cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Markup {
+    /// Markdown: also right for plain text and for the text extracted from
+    /// PDF, HTML and DOCX.
+    #[default]
+    Markdown,
+    /// reStructuredText: section adornments of any punctuation (`~~~~`,
+    /// `^^^^`), explicit markup (`.. note::`) and field lists (`:param x:`)
+    /// are lines of their own, and there are no code fences.
+    Rst,
+}
+
 /// The byte ranges of [`sentences`].
 pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
-    let soft = soft_breaks(text);
+    sentence_spans_in(text, Markup::Markdown)
+}
+
+/// [`sentence_spans`] of a text in `markup`.
+pub fn sentence_spans_in(text: &str, markup: Markup) -> Vec<Range<usize>> {
+    let soft = soft_breaks(text, markup);
     let mut out = Vec::new();
     for r in spans(text, &soft) {
         let s = &text[r.clone()];
@@ -102,7 +120,7 @@ fn spans(text: &str, soft: &[usize]) -> Vec<Range<usize>> {
 /// The byte offsets of the line breaks that continue a paragraph's running
 /// text: those between two lines of which neither [`breaks_line`], outside
 /// fenced code.
-fn soft_breaks(text: &str) -> Vec<usize> {
+fn soft_breaks(text: &str, markup: Markup) -> Vec<usize> {
     let mut soft = Vec::new();
     let mut in_fence = false;
     let mut line_start = 0;
@@ -111,12 +129,13 @@ fn soft_breaks(text: &str) -> Vec<usize> {
         let line = &text[line_start..nl];
         let next_end = text[nl + 1..].find('\n').map_or(text.len(), |k| nl + 1 + k);
         let next = &text[nl + 1..next_end];
-        if is_fence(line) {
+        let fence = |l: &str| markup == Markup::Markdown && is_fence(l);
+        if fence(line) {
             in_fence = !in_fence;
         } else if !in_fence
-            && !breaks_line(line, true)
-            && !breaks_line(next, false)
-            && !is_fence(next)
+            && !breaks_line(line, true, markup)
+            && !breaks_line(next, false, markup)
+            && !fence(next)
         {
             soft.push(nl);
         }
@@ -135,9 +154,14 @@ fn is_fence(line: &str) -> bool {
 /// block quote or rule; a list item when it is the `next` line (a wrapped
 /// item's own lines continue it); the line before a Markdown hard break (two
 /// trailing spaces or a backslash).
-fn breaks_line(line: &str, before: bool) -> bool {
+fn breaks_line(line: &str, before: bool, markup: Markup) -> bool {
     let line = line.strip_suffix('\r').unwrap_or(line);
     let t = line.trim();
+    if markup == Markup::Rst
+        && (is_adornment(t) || t == ".." || t.starts_with(".. ") || is_field(t))
+    {
+        return true;
+    }
     if t.is_empty() || t.starts_with('#') || t.starts_with('|') || t.starts_with('>') {
         return true;
     }
@@ -208,16 +232,53 @@ pub fn word_pieces(text: &str) -> Vec<&str> {
 /// [`is_statement`], and not the text of a setext heading (a line
 /// underlined by the next one, `===` or `---`).
 pub fn statement_spans(text: &str) -> Vec<Range<usize>> {
-    sentence_spans(text)
+    statement_spans_in(text, Markup::Markdown)
+}
+
+/// [`statement_spans`] of a text in `markup`: in reStructuredText, explicit
+/// markup (`.. image:: …`) and section titles (underlined with any
+/// punctuation) state nothing either.
+pub fn statement_spans_in(text: &str, markup: Markup) -> Vec<Range<usize>> {
+    sentence_spans_in(text, markup)
         .into_iter()
-        .filter(|r| is_statement(&text[r.clone()]) && !is_underlined(text, r.end))
+        .filter(|r| {
+            let s = &text[r.clone()];
+            is_statement(s)
+                && !is_underlined(text, r.end, markup)
+                && !(markup == Markup::Rst
+                    && (s.trim_start().starts_with("..") || is_adornment(s.trim())))
+        })
         .collect()
+}
+
+/// A reStructuredText adornment: two or more of one punctuation character
+/// and nothing else (`=====`, `~~~`, `^^^^`, `""""`).
+pub fn is_adornment(line: &str) -> bool {
+    let t = line.trim_end();
+    let mut chars = t.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    first.is_ascii_punctuation() && t.len() >= 2 && chars.all(|c| c == first)
+}
+
+/// A reStructuredText field-list line (`:param name: …`, `:returns:`); a
+/// line that opens with a role (":ref:`install` explains …") is text.
+pub fn is_field(t: &str) -> bool {
+    let Some(rest) = t.strip_prefix(':') else {
+        return false;
+    };
+    let Some(i) = rest.find(':') else {
+        return false;
+    };
+    let after = &rest[i + 1..];
+    i > 0 && i <= 40 && !rest.starts_with(' ') && (after.is_empty() || after.starts_with(' '))
 }
 
 /// Whether the line after the one that holds byte `end - 1` underlines it
 /// as a setext heading: up to three spaces, then two or more `=` or two or
 /// more `-`, and only trailing white space.
-fn is_underlined(text: &str, end: usize) -> bool {
+fn is_underlined(text: &str, end: usize, markup: Markup) -> bool {
     let Some(before) = text.get(..end) else {
         return false;
     };
@@ -235,9 +296,14 @@ fn is_underlined(text: &str, end: usize) -> bool {
     let next = rest[nl + 1..].split('\n').next().unwrap_or("");
     let indent = next.bytes().take_while(|&b| b == b' ').count();
     let rule = next[indent..].trim_end();
-    indent <= 3
-        && rule.len() >= 2
-        && (rule.bytes().all(|b| b == b'=') || rule.bytes().all(|b| b == b'-'))
+    match markup {
+        Markup::Markdown => {
+            indent <= 3
+                && rule.len() >= 2
+                && (rule.bytes().all(|b| b == b'=') || rule.bytes().all(|b| b == b'-'))
+        }
+        Markup::Rst => indent == 0 && is_adornment(rule),
+    }
 }
 
 /// Whether `line` holds only HTML or JSX tags (`<Tabs>`, `</TabItem>`,
@@ -430,6 +496,38 @@ mod tests {
         assert!(is_statement("- Cards are replaced for free.\n"));
         assert!(!is_statement("<TabItem value=\"apt\" label=\"APT\">\n"));
         assert!(is_statement("<b>Note</b> cards are free.\n"));
+    }
+
+    #[test]
+    fn restructuredtext_lines_stand_alone() {
+        let t = "On Debian\n~~~~~~~~~\n\nInstall the package\nwith apt.\n\n.. note::\n   Keep your key\n   safe.\n\n:param name: the user's name\n:returns: a greeting\n\n:ref:`install` explains the\nrest of it.\n";
+        let got: Vec<&str> = statement_spans_in(t, Markup::Rst)
+            .into_iter()
+            .map(|r| t[r].trim())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "Install the package\nwith apt.",
+                "Keep your key\n   safe.",
+                ":param name: the user's name",
+                ":returns: a greeting",
+                ":ref:`install` explains the\nrest of it."
+            ]
+        );
+        // Read as Markdown, `~~~~~~~~~` opens a code fence: nothing after it
+        // joins across a line break.
+        let md: Vec<&str> = statement_spans(t)
+            .into_iter()
+            .map(|r| t[r].trim())
+            .collect();
+        assert!(md.contains(&"Install the package"), "{md:?}");
+        assert!(
+            is_adornment("^^^^")
+                && is_adornment("\"\"")
+                && !is_adornment("=")
+                && !is_adornment("=-=")
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
+use groundcite_core::sentences::Markup;
+
 use crate::formats::{Extracted, TextBlock};
 use crate::markdown::{self, Fence};
 
@@ -83,6 +85,8 @@ pub(crate) enum Flavor {
     Text,
     Markdown,
     Mdx,
+    /// reStructuredText (`.rst`, `.rest`): [`crate::rst`].
+    Rst,
 }
 
 impl Flavor {
@@ -93,22 +97,42 @@ impl Flavor {
         {
             Some(e) if e == "txt" => Flavor::Text,
             Some(e) if e == "mdx" => Flavor::Mdx,
+            Some(e) if e == "rst" || e == "rest" => Flavor::Rst,
             _ => Flavor::Markdown,
         }
     }
+
+    /// How the sentence rule reads this flavor's lines.
+    pub(crate) fn markup(self) -> Markup {
+        if self == Flavor::Rst {
+            Markup::Rst
+        } else {
+            Markup::Markdown
+        }
+    }
+}
+
+/// How the sentence rule reads the lines of a chunk, from its ID's file
+/// extension: reStructuredText for `.rst` and `.rest` files, else Markdown.
+pub fn chunk_markup(chunk_id: &str) -> Markup {
+    let path = chunk_id.rsplit_once('#').map_or(chunk_id, |(p, _)| p);
+    Flavor::of(path).markup()
 }
 
 /// Where the text of a document starts: after a byte-order mark, and for
 /// Markdown after its front matter ([`markdown::front_matter`]).
 pub(crate) fn body_start(text: &str, flavor: Flavor) -> usize {
     let from = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    if flavor == Flavor::Text {
+    if matches!(flavor, Flavor::Text | Flavor::Rst) {
         return from;
     }
     markdown::front_matter(text, from).map_or(from, |f| f.body)
 }
 
 pub(crate) fn blocks(text: &str, flavor: Flavor) -> Vec<Block<'_>> {
+    if flavor == Flavor::Rst {
+        return crate::rst::blocks(text, body_start(text, flavor));
+    }
     let markdown = flavor != Flavor::Text;
     let mut out = Vec::new();
     let mut current: Option<(usize, usize)> = None;

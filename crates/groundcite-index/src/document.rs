@@ -7,7 +7,9 @@ use crate::formats::{Extracted, Format};
 use crate::markdown;
 
 /// The title of a document: the `title` of its front matter (YAML or TOML,
-/// as static site generators write it), else its first level-1 heading
+/// as static site generators write it; in reStructuredText, a `:title:` in
+/// the field list that opens the file), else its first level-1 heading
+/// (in reStructuredText, its first section title)
 /// (`# Title`, or `Title` underlined with `===`), else its first heading of
 /// any level, else the file name (last segment of `rel_path`). Headings
 /// inside fenced code blocks do not count; `.txt` files always get their
@@ -19,7 +21,12 @@ pub fn document_title(rel_path: &str, text: &str) -> String {
         return file_name;
     }
     let from = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    if let Some(title) = markdown::front_matter(text, from).and_then(|f| f.title) {
+    let metadata = if flavor == Flavor::Rst {
+        crate::rst::metadata_title(text, from)
+    } else {
+        markdown::front_matter(text, from).and_then(|f| f.title)
+    };
+    if let Some(title) = metadata {
         return title;
     }
     let mut first_any: Option<&str> = None;
@@ -44,7 +51,7 @@ pub fn document_title(rel_path: &str, text: &str) -> String {
 /// properties, else its first title or heading paragraph; else the file name.
 pub fn extracted_title(rel_path: &str, doc: &Extracted) -> String {
     match doc.format {
-        Format::Markdown | Format::Text => document_title(rel_path, &doc.text),
+        Format::Markdown | Format::Text | Format::Rst => document_title(rel_path, &doc.text),
         _ => doc
             .title
             .clone()

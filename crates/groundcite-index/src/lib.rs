@@ -36,7 +36,8 @@
 //!
 //! ## What is indexed
 //! Markdown (`.md`, `.markdown`, `.mdx`; front matter is metadata, its
-//! `title` the document's title), text (`.txt`), PDF (`.pdf`, its text
+//! `title` the document's title), reStructuredText (`.rst`, `.rest`:
+//! section titles, explicit markup left out), text (`.txt`), PDF (`.pdf`, its text
 //! layer), HTML (`.html`, `.htm`, `.xhtml`, the main text) and DOCX
 //! (`.docx`), extension in any case, found recursively in a deterministic
 //! order ([`Format`]). Hidden files and directories, the index directory
@@ -100,10 +101,13 @@ mod index;
 mod layout;
 mod manifest;
 mod markdown;
+mod rst;
 mod sentences;
 mod walk;
 
-pub use chunker::{ChunkerConfig, DocChunk, chunk_document, chunk_extracted, chunk_id};
+pub use chunker::{
+    ChunkerConfig, DocChunk, chunk_document, chunk_extracted, chunk_id, chunk_markup,
+};
 pub use document::{document_title, extracted_title, source_url};
 pub use error::{IndexError, IndexErrorKind};
 pub use formats::{ExtractError, Extracted, Format, extract};

@@ -112,16 +112,19 @@ impl ChunkEntry {
         context: &str,
         embed: Option<&dyn Embed>,
     ) -> Result<ChunkEntry, String> {
-        let spans: Vec<(usize, usize)> = groundcite_core::sentences::statement_spans(content)
-            .into_iter()
-            .map(|r| {
-                let s = &content[r.clone()];
-                let lead = s.len() - s.trim_start().len();
-                let trail = s.len() - s.trim_end().len();
-                (r.start + lead, r.end - trail)
-            })
-            .filter(|(a, b)| a < b)
-            .collect();
+        let spans: Vec<(usize, usize)> = groundcite_core::sentences::statement_spans_in(
+            content,
+            crate::chunker::chunk_markup(chunk_id),
+        )
+        .into_iter()
+        .map(|r| {
+            let s = &content[r.clone()];
+            let lead = s.len() - s.trim_start().len();
+            let trail = s.len() - s.trim_end().len();
+            (r.start + lead, r.end - trail)
+        })
+        .filter(|(a, b)| a < b)
+        .collect();
         let mut sentences: Vec<StoredSentence> = spans
             .iter()
             .filter_map(|&(a, b)| {

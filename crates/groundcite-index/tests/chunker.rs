@@ -266,6 +266,45 @@ fn mdx_markup_is_not_text() {
     assert!(md[1].content.ends_with("</Tabs>"));
 }
 
+/// Sphinx sources: section titles by their adornment, levels in order of
+/// first use; directives and comments are markup; the first title names
+/// the document.
+#[test]
+fn restructuredtext_sections_and_markup() {
+    let doc = ".. _guide:\n\n==========\nUser Guide\n==========\n\nIntro.\n\nInstalling\n----------\n\n.. note::\n   :class: tip\n\n   Keep your key safe.\n\n.. toctree::\n   intro\n\nOn Debian\n~~~~~~~~~\n\nUse apt.\n";
+    let chunks = chunk_document("guide.rst", doc, &cfg(100, 0));
+    let got: Vec<(&str, Vec<String>)> = chunks
+        .iter()
+        .map(|c| (c.content.as_str(), c.heading_path.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "==========\nUser Guide\n==========\n\nIntro.",
+                vec!["User Guide".to_string()]
+            ),
+            (
+                "Installing\n----------\n\n.. note::\n   :class: tip\n\n   Keep your key safe.",
+                vec!["User Guide".to_string(), "Installing".to_string()]
+            ),
+            (
+                "On Debian\n~~~~~~~~~\n\nUse apt.",
+                vec![
+                    "User Guide".to_string(),
+                    "Installing".to_string(),
+                    "On Debian".to_string()
+                ]
+            ),
+        ]
+    );
+    assert_eq!(document_title("guide.rst", doc), "User Guide");
+    assert_eq!(document_title("empty.rest", "Just text.\n"), "empty.rest");
+    // Front matter is a Markdown convention: in reStructuredText those
+    // lines are an over- and underlined section title, as docutils reads them.
+    assert_eq!(document_title("t.rst", "---\ntitle: x\n---\n"), "title: x");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -283,9 +322,13 @@ proptest! {
         let c = cfg(max_chars, overlap_chars);
         let chunks = chunk_document("doc.md", &text, &c);
         check_invariants(&text, &chunks, &c);
-        let _ = document_title("doc.mdx", &text);
-        for chunk in chunk_document("doc.mdx", &text, &c) {
-            prop_assert_eq!(&text[chunk.byte_range.clone()], chunk.content.as_str());
+        for name in ["doc.mdx", "doc.rst"] {
+            let _ = document_title(name, &text);
+            for chunk in chunk_document(name, &text, &c) {
+                prop_assert_eq!(&text[chunk.byte_range.clone()], chunk.content.as_str());
+                prop_assert!(!chunk.content.trim().is_empty());
+                prop_assert!(chunk.content.chars().count() <= c.max_chars.max(1));
+            }
         }
         let again = chunk_document("doc.md", &text, &c);
         prop_assert_eq!(chunks, again);

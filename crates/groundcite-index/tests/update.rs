@@ -224,16 +224,16 @@ fn unreadable_documents_are_skipped_not_fatal() {
 }
 
 /// Files of kinds the index does not read are counted by extension, so a
-/// folder of reStructuredText is not silently an empty corpus; `.mdx` is
-/// read as Markdown, its front matter's title naming the document.
+/// folder of AsciiDoc is not silently an empty corpus; `.mdx` is read as
+/// Markdown, its front matter's title naming the document.
 #[test]
 fn other_kinds_are_counted_and_mdx_is_read() {
     let docs = tempfile::tempdir().unwrap();
-    write(docs.path(), "guide/setup.rst", "Setup\n=====\n\nRun it.\n");
-    write(docs.path(), "guide/faq.rst", "FAQ\n===\n");
+    write(docs.path(), "guide/setup.adoc", "= Setup\n\nRun it.\n");
+    write(docs.path(), "guide/faq.adoc", "= FAQ\n");
     write(docs.path(), "Makefile", "all:\n");
     write(docs.path(), "logo.PNG", "x");
-    write(docs.path(), ".hidden.rst", "x");
+    write(docs.path(), ".hidden.adoc", "x");
     let dir = tempfile::tempdir().unwrap();
     let mut index = Index::open_or_create(dir.path()).unwrap();
     let report = update(&mut index, docs.path(), &IndexConfig::default());
@@ -243,7 +243,7 @@ fn other_kinds_are_counted_and_mdx_is_read() {
         .iter()
         .map(|(k, n)| (k.as_str(), *n))
         .collect();
-    assert_eq!(kinds, [(".png", 1), (".rst", 2), ("no extension", 1)]);
+    assert_eq!(kinds, [(".adoc", 2), (".png", 1), ("no extension", 1)]);
 
     write(
         docs.path(),
@@ -259,6 +259,17 @@ fn other_kinds_are_counted_and_mdx_is_read() {
         hits[0].source_title.as_deref(),
         Some("Installing the agent")
     );
+    write(
+        docs.path(),
+        "api/auth.rst",
+        "Authentication\n==============\n\n.. note::\n\n   Tokens expire after one hour.\n",
+    );
+    let report = update(&mut index, docs.path(), &IndexConfig::default());
+    assert_eq!((report.added, report.total_chunks), (1, 2));
+    assert_eq!(report.other_kinds.get(".adoc"), Some(&2));
+    let hits = index.search("tokens expire", 5).unwrap();
+    assert_eq!(hits[0].chunk_id, "api/auth.rst#chunk-1");
+    assert_eq!(hits[0].source_title.as_deref(), Some("Authentication"));
 }
 
 #[cfg(unix)]

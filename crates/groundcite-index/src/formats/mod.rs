@@ -31,6 +31,9 @@ pub enum Format {
     Html,
     /// `.docx`: paragraphs; `Title` and `Heading N` styles start sections.
     Docx,
+    /// `.rst`, `.rest` (Sphinx, docutils): section titles start sections;
+    /// explicit markup (`.. note::`, comments, targets) is not text.
+    Rst,
 }
 
 impl Format {
@@ -46,6 +49,7 @@ impl Format {
         Some(match ext.as_str() {
             "md" | "markdown" | "mdx" => Format::Markdown,
             "txt" => Format::Text,
+            "rst" | "rest" => Format::Rst,
             "pdf" => Format::Pdf,
             "html" | "htm" | "xhtml" => Format::Html,
             "docx" => Format::Docx,
@@ -58,6 +62,7 @@ impl Format {
         match self {
             Format::Markdown => "markdown",
             Format::Text => "text",
+            Format::Rst => "restructuredtext",
             Format::Pdf => "pdf",
             Format::Html => "html",
             Format::Docx => "docx",
@@ -169,7 +174,7 @@ pub fn extract(rel_path: &str, bytes: &[u8]) -> Result<Extracted, ExtractError> 
         })
     };
     match format {
-        Format::Markdown | Format::Text => plain(format),
+        Format::Markdown | Format::Text | Format::Rst => plain(format),
         Format::Html => Ok(html::extract(bytes)),
         Format::Docx => guarded(format, || docx::extract(bytes)),
         // The PDF crates index into what the file says without always

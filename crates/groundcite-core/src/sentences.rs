@@ -294,16 +294,28 @@ fn is_underlined(text: &str, end: usize, markup: Markup) -> bool {
         return false;
     }
     let next = rest[nl + 1..].split('\n').next().unwrap_or("");
-    let indent = next.bytes().take_while(|&b| b == b' ').count();
-    let rule = next[indent..].trim_end();
     match markup {
-        Markup::Markdown => {
-            indent <= 3
-                && rule.len() >= 2
-                && (rule.bytes().all(|b| b == b'=') || rule.bytes().all(|b| b == b'-'))
-        }
-        Markup::Rst => indent == 0 && is_adornment(rule),
+        Markup::Markdown => setext_level(next).is_some(),
+        Markup::Rst => !next.starts_with(' ') && is_adornment(next.trim_end()),
     }
+}
+
+/// The level of a Markdown setext heading underline (`===` → 1, `---` →
+/// 2), when `line` is one: up to three spaces, then two or more `=` or two
+/// or more `-`, and only trailing white space. The chunker reads headings
+/// and the sentence rule leaves their text out with this one rule.
+pub fn setext_level(line: &str) -> Option<usize> {
+    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rule = line[indent..].trim_end();
+    let level = match rule.bytes().next()? {
+        b'=' => 1,
+        b'-' => 2,
+        _ => return None,
+    };
+    (rule.len() >= 2 && rule.bytes().all(|b| b == rule.as_bytes()[0])).then_some(level)
 }
 
 /// Whether `line` holds only HTML or JSX tags (`<Tabs>`, `</TabItem>`,

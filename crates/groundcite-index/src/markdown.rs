@@ -100,20 +100,9 @@ pub(crate) fn fence_closes(line: &str, fence: Fence) -> bool {
     len >= fence.len && rest[len..].trim().is_empty()
 }
 
-/// The level of a setext heading underline (`===` → 1, `---` → 2), when
-/// `line` is one: up to three spaces, then two or more `=` or `-` and
-/// nothing else but trailing white space. It makes a heading only of the
-/// paragraph line(s) right above it.
-pub(crate) fn setext_underline(line: &str) -> Option<usize> {
-    let rest = strip_indent(line)?.trim_end();
-    let ch = rest.bytes().next()?;
-    let level = match ch {
-        b'=' => 1,
-        b'-' => 2,
-        _ => return None,
-    };
-    (rest.len() >= 2 && rest.bytes().all(|b| b == ch)).then_some(level)
-}
+/// The level of a setext heading underline (`===` → 1, `---` → 2): the
+/// sentence rule's own, so a heading the chunker reads is never a quote.
+pub(crate) use groundcite_core::sentences::setext_level as setext_underline;
 
 /// Whether `line` is a thematic break (`---`, `***`, `_ _ _`): three or
 /// more of one of `-`, `*`, `_`, with only spaces or tabs between. A rule

@@ -1,7 +1,7 @@
-//! Arbitrary bytes as a Markdown, MDX, reStructuredText or text file (the
-//! first byte picks): front matter, setext headings, MDX markup, section
-//! adornments and directives all go through the chunker and the sentence
-//! rule. Must not panic; every chunk is the file's text under its byte
+//! Arbitrary bytes as a Markdown, MDX, reStructuredText, AsciiDoc or text
+//! file (the first byte picks): front matter, setext headings, MDX markup,
+//! section adornments, directives, AsciiDoc headers and delimited blocks all
+//! go through the chunker and the sentence rule. Must not panic; every chunk is the file's text under its byte
 //! range, never empty, never over the size limit; every candidate sentence
 //! lies inside its chunk.
 #![no_main]
@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, bytes)) = data.split_first() else {
         return;
     };
-    let name = ["doc.md", "page.mdx", "guide.rst", "notes.txt"][usize::from(pick % 4)];
+    let name = ["doc.md", "page.mdx", "guide.rst", "notes.txt", "manual.adoc"][usize::from(pick % 5)];
     let Ok(doc) = extract(name, bytes) else {
         return;
     };

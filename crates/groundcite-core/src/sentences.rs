@@ -8,7 +8,9 @@ use std::ops::Range;
 
 /// Splits text into sentences, each with the white space that follows it:
 /// a sentence ends after `.`, `!` or `?` (and any closing quotes or
-/// brackets) followed by white space, or at a line break that ends a line of
+/// brackets) followed by white space, unless the dot closes a known
+/// abbreviation that reads on ("e.g.", "etc." before a lower-case word, "No."
+/// before a number), or at a line break that ends a line of
 /// its own ([`breaks_line`]). A single line break inside a paragraph of
 /// running text does not end a sentence: Markdown renders it as a space,
 /// and a file wrapped at a fixed width would otherwise be cut into
@@ -33,6 +35,13 @@ pub enum Markup {
     /// `^^^^`), explicit markup (`.. note::`) and field lists (`:param x:`)
     /// are lines of their own, and there are no code fences.
     Rst,
+    /// AsciiDoc: section titles (`== Setup`), attribute entries (`:toc:`),
+    /// block attributes (`[source,bash]`), block titles (`.Example`),
+    /// comments, block macros (`image::x.png[]`) and block delimiters
+    /// (`----`, `====`) are lines of their own and state nothing; listing and
+    /// literal blocks (`----`, `....`) are code, comment and passthrough
+    /// blocks (`////`, `++++`) are never quoted.
+    AsciiDoc,
 }
 
 /// The byte ranges of [`sentences`].
@@ -90,7 +99,10 @@ fn spans(text: &str, soft: &[usize]) -> Vec<Range<usize>> {
             let ordinal = c == '.'
                 && (1..=3).contains(&line.trim_start().len())
                 && line.trim_start().bytes().all(|b| b.is_ascii_digit());
-            if !ordinal && chars.peek().is_none_or(|&(_, d)| d.is_whitespace()) {
+            if !ordinal
+                && chars.peek().is_none_or(|&(_, d)| d.is_whitespace())
+                && !(j == i + 1 && abbreviation(&text[line_start..i], &text[j..]))
+            {
                 end = Some(j);
             }
         }
@@ -117,6 +129,62 @@ fn spans(text: &str, soft: &[usize]) -> Vec<Range<usize>> {
     out
 }
 
+/// Abbreviations that are never the last word of a sentence: "e.g. `ls`"
+/// reads on, whatever follows.
+const ABBREVIATIONS_ALWAYS: &[&str] = &["e.g", "i.e", "eg", "ie", "cf", "vs", "viz"];
+
+/// Abbreviations that end a sentence only when a capital letter follows:
+/// "files, etc. and more" reads on, "files, etc. Then" does not.
+const ABBREVIATIONS_UNLESS_CAPITAL: &[&str] = &["etc", "approx", "incl", "esp", "resp", "al"];
+
+/// Abbreviations that read on before a number: "No. 5", "p. 12", "Fig. 3".
+const ABBREVIATIONS_BEFORE_NUMBER: &[&str] =
+    &["no", "nos", "p", "pp", "fig", "vol", "sec", "ch", "art"];
+
+/// Titles that read on before a capitalised name: "Dr. Smith".
+const TITLES: &[&str] = &["Mr", "Mrs", "Ms", "Dr", "Prof"];
+
+/// Whether the `.` that ends `before` (the line up to it, the dot left out)
+/// closes an abbreviation that reads on into `after` (the text after the
+/// dot) rather than a sentence. Only a short, fixed list counts, and a dotted
+/// initialism ("U.S", "a.m"): anything else keeps the plain rule, so a
+/// sentence that really ends there still ends.
+fn abbreviation(before: &str, after: &str) -> bool {
+    let word = before
+        .rsplit(char::is_whitespace)
+        .next()
+        .unwrap_or("")
+        .trim_start_matches(['(', '[', '"', '\'', '\u{201C}', '\u{2018}']);
+    if word.is_empty() {
+        return false;
+    }
+    let next = after.trim_start().chars().next();
+    let capital = next.is_some_and(char::is_uppercase);
+    let digit = next.is_some_and(|c| c.is_ascii_digit());
+    let lower = word.to_ascii_lowercase();
+    let lower = lower.as_str();
+    if ABBREVIATIONS_ALWAYS.contains(&lower) {
+        return next.is_some();
+    }
+    if ABBREVIATIONS_UNLESS_CAPITAL.contains(&lower) || is_initialism(word) {
+        return next.is_some() && !capital;
+    }
+    if ABBREVIATIONS_BEFORE_NUMBER.contains(&lower) {
+        return digit;
+    }
+    TITLES.contains(&word) && capital
+}
+
+/// `U.S`, `a.m`, `e.g`: single letters joined by dots (the final dot is the
+/// one being judged).
+fn is_initialism(word: &str) -> bool {
+    let parts: Vec<&str> = word.split('.').collect();
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| p.chars().count() == 1 && p.chars().all(char::is_alphabetic))
+}
+
 /// The byte offsets of the line breaks that continue a paragraph's running
 /// text: those between two lines of which neither [`breaks_line`], outside
 /// fenced code.
@@ -129,7 +197,11 @@ fn soft_breaks(text: &str, markup: Markup) -> Vec<usize> {
         let line = &text[line_start..nl];
         let next_end = text[nl + 1..].find('\n').map_or(text.len(), |k| nl + 1 + k);
         let next = &text[nl + 1..next_end];
-        let fence = |l: &str| markup == Markup::Markdown && is_fence(l);
+        let fence = |l: &str| match markup {
+            Markup::Markdown => is_fence(l),
+            Markup::AsciiDoc => is_fence(l) || asciidoc_verbatim(l.trim_end()).is_some(),
+            Markup::Rst => false,
+        };
         if fence(line) {
             in_fence = !in_fence;
         } else if !in_fence
@@ -161,6 +233,18 @@ fn breaks_line(line: &str, before: bool, markup: Markup) -> bool {
         && (is_adornment(t) || t == ".." || t.starts_with(".. ") || is_field(t))
     {
         return true;
+    }
+    if markup == Markup::AsciiDoc {
+        if is_asciidoc_markup(t) || asciidoc_title(t).is_some() {
+            return true;
+        }
+        // ` +` ends a line with a hard break; `. item` is an ordered item.
+        if before && line.ends_with(" +") {
+            return true;
+        }
+        if !before && is_asciidoc_ordered_item(t) {
+            return true;
+        }
     }
     if t.is_empty() || t.starts_with('#') || t.starts_with('|') || t.starts_with('>') {
         return true;
@@ -237,18 +321,125 @@ pub fn statement_spans(text: &str) -> Vec<Range<usize>> {
 
 /// [`statement_spans`] of a text in `markup`: in reStructuredText, explicit
 /// markup (`.. image:: …`) and section titles (underlined with any
-/// punctuation) state nothing either.
+/// punctuation) state nothing either; in AsciiDoc, neither do section
+/// titles, markup lines ([`is_asciidoc_markup`]) or anything inside a
+/// comment or passthrough block.
 pub fn statement_spans_in(text: &str, markup: Markup) -> Vec<Range<usize>> {
+    let hidden = if markup == Markup::AsciiDoc {
+        asciidoc_hidden(text)
+    } else {
+        Vec::new()
+    };
     sentence_spans_in(text, markup)
         .into_iter()
         .filter(|r| {
             let s = &text[r.clone()];
+            let t = s.trim();
             is_statement(s)
                 && !is_underlined(text, r.end, markup)
-                && !(markup == Markup::Rst
-                    && (s.trim_start().starts_with("..") || is_adornment(s.trim())))
+                && !(markup == Markup::Rst && (s.trim_start().starts_with("..") || is_adornment(t)))
+                && !(markup == Markup::AsciiDoc
+                    && (is_asciidoc_markup(t)
+                        || asciidoc_title(t).is_some()
+                        || hidden.iter().any(|h| h.start < r.end && r.start < h.end)))
         })
         .collect()
+}
+
+/// An AsciiDoc section title (`= Document`, `== Section`, up to six `=`):
+/// its level (the number of `=`) and its text.
+pub fn asciidoc_title(line: &str) -> Option<(usize, &str)> {
+    let level = line.bytes().take_while(|&b| b == b'=').count();
+    let title = line[level..].strip_prefix([' ', '\t'])?.trim();
+    ((1..=6).contains(&level) && !title.is_empty()).then_some((level, title))
+}
+
+/// Whether a (trimmed) AsciiDoc line is markup rather than text: an
+/// attribute entry (`:toc: left`), a block attribute or anchor line
+/// (`[source,bash]`, `[[install]]`), a block title (`.Example`), a comment
+/// (`// note`), a block macro (`image::logo.png[]`, `include::a.adoc[]`,
+/// `ifdef::env[]`), a block delimiter (`----`, `====`, `--`, `|===`) or a
+/// list continuation (`+`).
+pub fn is_asciidoc_markup(t: &str) -> bool {
+    if t == "+" || is_field(t) || (t.starts_with('[') && t.ends_with(']')) {
+        return true;
+    }
+    if let Some(rest) = t.strip_prefix('.')
+        && rest.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '*' || c == '`')
+    {
+        return true;
+    }
+    if t.starts_with("//") && !t.starts_with("////") {
+        return true;
+    }
+    if let Some((name, target)) = t.split_once("::")
+        && !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && let Some((path, _)) = target.split_once('[')
+        && !path.contains(char::is_whitespace)
+        && target.ends_with(']')
+    {
+        return true;
+    }
+    let table = ["|===", ",===", ":===", "!==="].contains(&t);
+    table
+        || (is_adornment(t)
+            && matches!(
+                t.as_bytes()[0],
+                b'-' | b'.' | b'=' | b'*' | b'_' | b'+' | b'/'
+            ))
+}
+
+/// The delimiter of an AsciiDoc verbatim block that opens or closes on
+/// `line`: listing (`----`), literal (`....`), passthrough (`++++`) or
+/// comment (`////`), four or more of one character. Inside one, lines are
+/// verbatim: a heading or an attribute there is not one.
+pub fn asciidoc_verbatim(line: &str) -> Option<u8> {
+    let b = line.as_bytes();
+    let first = *b.first()?;
+    (b.len() >= 4 && matches!(first, b'-' | b'.' | b'+' | b'/') && b.iter().all(|&c| c == first))
+        .then_some(first)
+}
+
+/// `. item`, `.. item`: an AsciiDoc ordered list item.
+fn is_asciidoc_ordered_item(t: &str) -> bool {
+    let dots = t.bytes().take_while(|&b| b == b'.').count();
+    (1..=5).contains(&dots) && t[dots..].starts_with(' ')
+}
+
+/// The byte ranges of AsciiDoc comment (`////`) and passthrough (`++++`)
+/// blocks, delimiters included, and of the header lines that follow a
+/// document title (`= Title`, then its author and revision lines up to the
+/// first blank line): text nobody reads as prose.
+fn asciidoc_hidden(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, &str)> = None;
+    let mut header = false;
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_end();
+        match open {
+            Some((from, delim)) if t == delim => {
+                out.push(from..start + line.len());
+                open = None;
+            }
+            Some(_) => {}
+            None if header && !t.trim().is_empty() => out.push(start..start + line.len()),
+            None => {
+                header = matches!(asciidoc_title(t.trim()), Some((1, _)));
+                if matches!(asciidoc_verbatim(t), Some(b'/' | b'+')) {
+                    open = Some((start, t));
+                }
+            }
+        }
+        start += line.len();
+    }
+    if let Some((from, _)) = open {
+        out.push(from..text.len());
+    }
+    out
 }
 
 /// A reStructuredText adornment: two or more of one punctuation character
@@ -297,6 +488,8 @@ fn is_underlined(text: &str, end: usize, markup: Markup) -> bool {
     match markup {
         Markup::Markdown => setext_level(next).is_some(),
         Markup::Rst => !next.starts_with(' ') && is_adornment(next.trim_end()),
+        // AsciiDoc's titles are `=` lines; an underline is a delimiter.
+        Markup::AsciiDoc => false,
     }
 }
 
@@ -384,6 +577,63 @@ mod tests {
         assert!(sentences("").is_empty());
         for t in ["", "a", "日本語。テキスト. x", "\n\n\n", "a.b. c!? d"] {
             assert_eq!(sentences(t).concat(), t);
+        }
+    }
+
+    #[test]
+    fn abbreviations_do_not_end_sentences() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "Use a tool (e.g. `aws s3 sync`), the same one. Next.",
+                &["Use a tool (e.g. `aws s3 sync`), the same one. ", "Next."],
+            ),
+            (
+                "That is, i.e. the first. E.g. Debian does it. Done.",
+                &[
+                    "That is, i.e. the first. ",
+                    "E.g. Debian does it. ",
+                    "Done.",
+                ],
+            ),
+            (
+                "Logs, caches, etc. are kept. Files, etc. Then stop.",
+                &[
+                    "Logs, caches, etc. are kept. ",
+                    "Files, etc. ",
+                    "Then stop.",
+                ],
+            ),
+            (
+                "See No. 5 and p. 12 of it. The answer is no. Yes it is.",
+                &[
+                    "See No. 5 and p. 12 of it. ",
+                    "The answer is no. ",
+                    "Yes it is.",
+                ],
+            ),
+            (
+                "Ask Dr. Smith at 9 a.m. on Monday. It is 5 p.m. Then go.",
+                &[
+                    "Ask Dr. Smith at 9 a.m. on Monday. ",
+                    "It is 5 p.m. ",
+                    "Then go.",
+                ],
+            ),
+            // A lower-case word after an unknown word still starts a sentence.
+            (
+                "Run it. npm then installs.",
+                &["Run it. ", "npm then installs."],
+            ),
+            // The timeout is 100 ms.: a unit, not a title.
+            (
+                "The wait is 100 ms. Then retry.",
+                &["The wait is 100 ms. ", "Then retry."],
+            ),
+            // At the very end, an abbreviation still closes the text.
+            ("Bring pens, paper, etc.", &["Bring pens, paper, etc."]),
+        ];
+        for (t, want) in cases {
+            assert_eq!(&sentences(t), want, "{t:?}");
         }
     }
 
@@ -540,6 +790,54 @@ mod tests {
                 && !is_adornment("=")
                 && !is_adornment("=-=")
         );
+    }
+
+    #[test]
+    fn asciidoc_markup_stands_alone_and_states_nothing() {
+        let doc = "= User Guide\nJane Doe <jane@example.com>\nv2.1, 2026-01-01 release\n:toc: left\n\n== Installing the agent\n\n[NOTE]\n.Before you start\nThe agent needs a\nrunning server. Check it first.\n\n[source,bash]\n----\nsudo apt install agent now\n----\n\n////\nA comment block that nobody reads here.\n////\n\n// a comment line with four words\nimage::diagram.png[The agent and server]\n\n. Open the settings page\n. Choose the agent tab +\nthen save it\n\n|===\n| Port | 8080 and more\n|===\n";
+        let spans = statement_spans_in(doc, Markup::AsciiDoc);
+        let got: Vec<&str> = spans.iter().map(|r| doc[r.clone()].trim()).collect();
+        assert_eq!(
+            got,
+            [
+                "The agent needs a\nrunning server.",
+                "Check it first.",
+                "sudo apt install agent now",
+                "Open the settings page",
+                "Choose the agent tab +",
+                "then save it",
+                "| Port | 8080 and more",
+            ]
+        );
+        // Under the Markdown rule the same file's markup would be text.
+        assert!(
+            statement_spans_in(doc, Markup::Markdown)
+                .iter()
+                .any(|r| doc[r.clone()].contains("A comment block"))
+        );
+        assert_eq!(asciidoc_title("== Setup"), Some((2, "Setup")));
+        assert_eq!(asciidoc_title("==Setup"), None);
+        assert_eq!(asciidoc_title("======= Seven"), None);
+        for t in [
+            "include::a.adoc[]",
+            "ifdef::env-github[]",
+            "toc::[]",
+            "--",
+            "****",
+            "[[install]]",
+            "+",
+        ] {
+            assert!(is_asciidoc_markup(t), "{t}");
+        }
+        for t in [
+            "CPU:: the processor",
+            "Run it.",
+            ". item",
+            ".. item",
+            "-- Author",
+        ] {
+            assert!(!is_asciidoc_markup(t), "{t}");
+        }
     }
 
     #[test]

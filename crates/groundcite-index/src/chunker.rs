@@ -87,6 +87,8 @@ pub(crate) enum Flavor {
     Mdx,
     /// reStructuredText (`.rst`, `.rest`): [`crate::rst`].
     Rst,
+    /// AsciiDoc (`.adoc`, `.asciidoc`): [`crate::asciidoc`].
+    AsciiDoc,
 }
 
 impl Flavor {
@@ -98,22 +100,24 @@ impl Flavor {
             Some(e) if e == "txt" => Flavor::Text,
             Some(e) if e == "mdx" => Flavor::Mdx,
             Some(e) if e == "rst" || e == "rest" => Flavor::Rst,
+            Some(e) if e == "adoc" || e == "asciidoc" => Flavor::AsciiDoc,
             _ => Flavor::Markdown,
         }
     }
 
     /// How the sentence rule reads this flavor's lines.
     pub(crate) fn markup(self) -> Markup {
-        if self == Flavor::Rst {
-            Markup::Rst
-        } else {
-            Markup::Markdown
+        match self {
+            Flavor::Rst => Markup::Rst,
+            Flavor::AsciiDoc => Markup::AsciiDoc,
+            Flavor::Text | Flavor::Markdown | Flavor::Mdx => Markup::Markdown,
         }
     }
 }
 
 /// How the sentence rule reads the lines of a chunk, from its ID's file
-/// extension: reStructuredText for `.rst` and `.rest` files, else Markdown.
+/// extension: reStructuredText for `.rst` and `.rest` files, AsciiDoc for
+/// `.adoc` and `.asciidoc`, else Markdown.
 pub fn chunk_markup(chunk_id: &str) -> Markup {
     let path = chunk_id.rsplit_once('#').map_or(chunk_id, |(p, _)| p);
     Flavor::of(path).markup()
@@ -123,7 +127,7 @@ pub fn chunk_markup(chunk_id: &str) -> Markup {
 /// Markdown after its front matter ([`markdown::front_matter`]).
 pub(crate) fn body_start(text: &str, flavor: Flavor) -> usize {
     let from = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    if matches!(flavor, Flavor::Text | Flavor::Rst) {
+    if matches!(flavor, Flavor::Text | Flavor::Rst | Flavor::AsciiDoc) {
         return from;
     }
     markdown::front_matter(text, from).map_or(from, |f| f.body)
@@ -132,6 +136,9 @@ pub(crate) fn body_start(text: &str, flavor: Flavor) -> usize {
 pub(crate) fn blocks(text: &str, flavor: Flavor) -> Vec<Block<'_>> {
     if flavor == Flavor::Rst {
         return crate::rst::blocks(text, body_start(text, flavor));
+    }
+    if flavor == Flavor::AsciiDoc {
+        return crate::asciidoc::blocks(text, body_start(text, flavor));
     }
     let markdown = flavor != Flavor::Text;
     let mut out = Vec::new();

@@ -9,7 +9,8 @@ use crate::markdown;
 /// The title of a document: the `title` of its front matter (YAML or TOML,
 /// as static site generators write it; in reStructuredText, a `:title:` in
 /// the field list that opens the file), else its first level-1 heading
-/// (in reStructuredText, its first section title)
+/// (in reStructuredText, its first section title; in AsciiDoc, its
+/// `= Title`)
 /// (`# Title`, or `Title` underlined with `===`), else its first heading of
 /// any level, else the file name (last segment of `rel_path`). Headings
 /// inside fenced code blocks do not count; `.txt` files always get their
@@ -21,10 +22,11 @@ pub fn document_title(rel_path: &str, text: &str) -> String {
         return file_name;
     }
     let from = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let metadata = if flavor == Flavor::Rst {
-        crate::rst::metadata_title(text, from)
-    } else {
-        markdown::front_matter(text, from).and_then(|f| f.title)
+    let metadata = match flavor {
+        Flavor::Rst => crate::rst::metadata_title(text, from),
+        // The document title (`= Title`) is its first level-1 heading.
+        Flavor::AsciiDoc => None,
+        _ => markdown::front_matter(text, from).and_then(|f| f.title),
     };
     if let Some(title) = metadata {
         return title;
@@ -51,7 +53,9 @@ pub fn document_title(rel_path: &str, text: &str) -> String {
 /// properties, else its first title or heading paragraph; else the file name.
 pub fn extracted_title(rel_path: &str, doc: &Extracted) -> String {
     match doc.format {
-        Format::Markdown | Format::Text | Format::Rst => document_title(rel_path, &doc.text),
+        Format::Markdown | Format::Text | Format::Rst | Format::AsciiDoc => {
+            document_title(rel_path, &doc.text)
+        }
         _ => doc
             .title
             .clone()

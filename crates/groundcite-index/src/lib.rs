@@ -37,7 +37,9 @@
 //! ## What is indexed
 //! Markdown (`.md`, `.markdown`, `.mdx`; front matter is metadata, its
 //! `title` the document's title), reStructuredText (`.rst`, `.rest`:
-//! section titles, explicit markup left out), text (`.txt`), PDF (`.pdf`, its text
+//! section titles, explicit markup left out), AsciiDoc (`.adoc`,
+//! `.asciidoc`: section titles, the document header, attribute
+//! entries, comments and block macros left out), text (`.txt`), PDF (`.pdf`, its text
 //! layer), HTML (`.html`, `.htm`, `.xhtml`, the main text) and DOCX
 //! (`.docx`), extension in any case, found recursively in a deterministic
 //! order ([`Format`]). Hidden files and directories, the index directory
@@ -93,6 +95,7 @@
 //!
 //! [`Chunk::page_number`]: groundcite_core::Chunk::page_number
 
+mod asciidoc;
 mod chunker;
 mod document;
 mod error;

@@ -29,7 +29,10 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 // 5: front matter is metadata, not text; setext headings start sections and
 //    are not statements; thematic breaks separate blocks; `.mdx` is read.
 // 6: an HTML page's title loses its site's name; Sphinx's permalinks go.
-const PIPELINE_VERSION: u32 = 6;
+// 7: a dot that closes an abbreviation ("e.g.", "etc." before a lower-case
+//    word) no longer ends a sentence (the sentence store's units change);
+//    AsciiDoc files are read.
+const PIPELINE_VERSION: u32 = 7;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -305,6 +305,43 @@ fn restructuredtext_sections_and_markup() {
     assert_eq!(document_title("t.rst", "---\ntitle: x\n---\n"), "title: x");
 }
 
+/// Asciidoctor and Antora sources: `=` titles, the document header and
+/// markup lines are not text; a listing block is one block of code; the
+/// document title names the document.
+#[test]
+fn asciidoc_sections_and_markup() {
+    let doc = "= Agent Guide\nOps Team <ops@example.com>\n:toc: left\n\nIntro.\n\n== Installing\n\n[source,bash]\n----\napt install agent\n\n== not a title\n----\n\n=== On Debian\n\nUse apt.\n";
+    let chunks = chunk_document("guide.adoc", doc, &cfg(100, 0));
+    let got: Vec<(&str, Vec<String>)> = chunks
+        .iter()
+        .map(|c| (c.content.as_str(), c.heading_path.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "= Agent Guide\nOps Team <ops@example.com>\n:toc: left\n\nIntro.",
+                vec!["Agent Guide".to_string()]
+            ),
+            (
+                "== Installing\n\n[source,bash]\n----\napt install agent\n\n== not a title\n----",
+                vec!["Agent Guide".to_string(), "Installing".to_string()]
+            ),
+            (
+                "=== On Debian\n\nUse apt.",
+                vec![
+                    "Agent Guide".to_string(),
+                    "Installing".to_string(),
+                    "On Debian".to_string()
+                ]
+            ),
+        ]
+    );
+    assert_eq!(document_title("guide.adoc", doc), "Agent Guide");
+    assert_eq!(document_title("sub/page.asciidoc", "== Only\n"), "Only");
+    assert_eq!(document_title("notes.adoc", "Just text.\n"), "notes.adoc");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -315,6 +352,8 @@ proptest! {
             "([#]{0,3} ?|```|~~~|  )?[a-zé日🎉 .!?。\"')\t\r\n-]{0,80}(\n{1,2}[#` ]{0,4}[a-z日🎉 .!?。\n]{0,120}){0,8}",
             // Front matter, setext underlines, rules, MDX lines.
             "(---|\\+\\+\\+)?(\r?\n(title: ?[a-z'\"]{0,8}|[a-z]{0,6}|===?|---?|\\*\\*\\*|\\+\\+\\+|\\.\\.\\.|import x|<[A-Z]?[a-z]{0,3}>|# [a-z]{0,5})){0,12}\r?\n?",
+            // AsciiDoc: titles, header lines, attributes, delimiters, macros.
+            "(= [a-z]{0,5})?(\r?\n(={1,7} ?[a-z]{0,5}|:[a-z]{0,4}: ?[a-z]{0,3}|\\[[a-z,]{0,6}\\]|\\.[A-Z][a-z]{0,3}|//+|-{2,5}|\\.{4}|\\+{1,4}|\\|===|image::[a-z]{0,3}\\[\\]|[a-z .]{0,12}|\\. [a-z]{0,4})){0,14}\r?\n?",
         ],
         max_chars in 0usize..300,
         overlap_chars in 0usize..200,
@@ -322,7 +361,7 @@ proptest! {
         let c = cfg(max_chars, overlap_chars);
         let chunks = chunk_document("doc.md", &text, &c);
         check_invariants(&text, &chunks, &c);
-        for name in ["doc.mdx", "doc.rst"] {
+        for name in ["doc.mdx", "doc.rst", "doc.adoc"] {
             let _ = document_title(name, &text);
             for chunk in chunk_document(name, &text, &c) {
                 prop_assert_eq!(&text[chunk.byte_range.clone()], chunk.content.as_str());

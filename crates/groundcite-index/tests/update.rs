@@ -224,16 +224,17 @@ fn unreadable_documents_are_skipped_not_fatal() {
 }
 
 /// Files of kinds the index does not read are counted by extension, so a
-/// folder of AsciiDoc is not silently an empty corpus; `.mdx` is read as
-/// Markdown, its front matter's title naming the document.
+/// folder of Org files is not silently an empty corpus; `.mdx` is read as
+/// Markdown, its front matter's title naming the document, and AsciiDoc
+/// under its document title, with its header and markup left out.
 #[test]
 fn other_kinds_are_counted_and_mdx_is_read() {
     let docs = tempfile::tempdir().unwrap();
-    write(docs.path(), "guide/setup.adoc", "= Setup\n\nRun it.\n");
-    write(docs.path(), "guide/faq.adoc", "= FAQ\n");
+    write(docs.path(), "guide/setup.org", "* Setup\n\nRun it.\n");
+    write(docs.path(), "guide/faq.org", "* FAQ\n");
     write(docs.path(), "Makefile", "all:\n");
     write(docs.path(), "logo.PNG", "x");
-    write(docs.path(), ".hidden.adoc", "x");
+    write(docs.path(), ".hidden.org", "x");
     let dir = tempfile::tempdir().unwrap();
     let mut index = Index::open_or_create(dir.path()).unwrap();
     let report = update(&mut index, docs.path(), &IndexConfig::default());
@@ -243,7 +244,7 @@ fn other_kinds_are_counted_and_mdx_is_read() {
         .iter()
         .map(|(k, n)| (k.as_str(), *n))
         .collect();
-    assert_eq!(kinds, [(".adoc", 2), (".png", 1), ("no extension", 1)]);
+    assert_eq!(kinds, [(".org", 2), (".png", 1), ("no extension", 1)]);
 
     write(
         docs.path(),
@@ -266,10 +267,31 @@ fn other_kinds_are_counted_and_mdx_is_read() {
     );
     let report = update(&mut index, docs.path(), &IndexConfig::default());
     assert_eq!((report.added, report.total_chunks), (1, 2));
-    assert_eq!(report.other_kinds.get(".adoc"), Some(&2));
+    assert_eq!(report.other_kinds.get(".org"), Some(&2));
     let hits = index.search("tokens expire", 5).unwrap();
     assert_eq!(hits[0].chunk_id, "api/auth.rst#chunk-1");
     assert_eq!(hits[0].source_title.as_deref(), Some("Authentication"));
+
+    write(
+        docs.path(),
+        "admin/backup.adoc",
+        "= Backing Up the Server\nOps Team <ops@example.com>\n:toc: left\n\n// internal: check with legal\n[NOTE]\n.Schedule\nSnapshots run nightly at 02:00 UTC.\n\n////\nSnapshots run hourly (draft, not published).\n////\n",
+    );
+    let report = update(&mut index, docs.path(), &IndexConfig::default());
+    assert_eq!(report.added, 1);
+    let hits = index.search("snapshots nightly", 5).unwrap();
+    assert_eq!(hits[0].chunk_id, "admin/backup.adoc#chunk-1");
+    assert_eq!(
+        hits[0].source_title.as_deref(),
+        Some("Backing Up the Server")
+    );
+    // A comment block is in no chunk, so nothing finds or quotes it.
+    assert!(!hits[0].content.contains("hourly"), "{}", hits[0].content);
+    let draft = index.search("hourly draft published", 5).unwrap();
+    assert!(
+        draft.iter().all(|h| !h.chunk_id.starts_with("admin/")),
+        "{draft:?}"
+    );
 }
 
 #[cfg(unix)]

@@ -222,7 +222,7 @@ fn a_folder_of_other_kinds_warns_and_an_mdx_page_answers() {
     let d = workdir().join("newcomer");
     std::fs::create_dir_all(d.join("docs")).unwrap();
     std::fs::write(d.join("docs/setup.org"), "* Setup\n\nRun it.\n").unwrap();
-    std::fs::write(d.join("docs/guide.adoc"), "= Guide\n").unwrap();
+    std::fs::write(d.join("docs/guide.tex"), "\\section{Guide}\n").unwrap();
     let docs = d.join("docs").display().to_string();
     let index = d.join("index").display().to_string();
     let database = db();
@@ -249,7 +249,7 @@ fn a_folder_of_other_kinds_warns_and_an_mdx_page_answers() {
     let err = text(&out.stderr);
     assert!(
         err.contains("holds no text groundcite can index, so every question will be refused")
-            && err.contains("this folder holds 1 .adoc, 1 .org."),
+            && err.contains("this folder holds 1 .org, 1 .tex."),
         "{err}"
     );
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -265,7 +265,7 @@ fn a_folder_of_other_kinds_warns_and_an_mdx_page_answers() {
     let err = text(&out.stderr);
     assert!(!err.contains("warning:"), "{err}");
     assert!(
-        err.contains("note: left out files of other kinds: 1 .adoc, 1 .org"),
+        err.contains("note: left out files of other kinds: 1 .org, 1 .tex"),
         "{err}"
     );
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -34,6 +34,10 @@ pub enum Format {
     /// `.rst`, `.rest` (Sphinx, docutils): section titles start sections;
     /// explicit markup (`.. note::`, comments, targets) is not text.
     Rst,
+    /// `.adoc`, `.asciidoc` (Asciidoctor, Antora): section titles
+    /// start sections; the document header, attribute entries, block
+    /// attributes, comments and block macros are not text.
+    AsciiDoc,
 }
 
 impl Format {
@@ -50,6 +54,7 @@ impl Format {
             "md" | "markdown" | "mdx" => Format::Markdown,
             "txt" => Format::Text,
             "rst" | "rest" => Format::Rst,
+            "adoc" | "asciidoc" => Format::AsciiDoc,
             "pdf" => Format::Pdf,
             "html" | "htm" | "xhtml" => Format::Html,
             "docx" => Format::Docx,
@@ -63,6 +68,7 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Text => "text",
             Format::Rst => "restructuredtext",
+            Format::AsciiDoc => "asciidoc",
             Format::Pdf => "pdf",
             Format::Html => "html",
             Format::Docx => "docx",
@@ -174,7 +180,7 @@ pub fn extract(rel_path: &str, bytes: &[u8]) -> Result<Extracted, ExtractError> 
         })
     };
     match format {
-        Format::Markdown | Format::Text | Format::Rst => plain(format),
+        Format::Markdown | Format::Text | Format::Rst | Format::AsciiDoc => plain(format),
         Format::Html => Ok(html::extract(bytes)),
         Format::Docx => guarded(format, || docx::extract(bytes)),
         // The PDF crates index into what the file says without always

@@ -1,21 +1,55 @@
-//! Arbitrary bytes as an HTML page or a DOCX file (the first byte picks),
-//! extracted and chunked. Must not panic; every chunk is the extracted text
-//! under its byte range, never empty, never over the size limit.
+//! Arbitrary bytes as an HTML page, a DOCX or ODT file, or the main XML
+//! part of a DOCX or ODT package (the first byte picks), extracted and
+//! chunked. Must not panic; every chunk is the extracted text under its
+//! byte range, never empty, never over the size limit.
+//!
+//! Raw bytes seldom get past the ZIP reader, so the XML walkers are fed
+//! through a package made here: the bytes become `word/document.xml` or
+//! `content.xml`.
 //!
 //! PDF is left out: its parser (pdf-extract over lopdf) may panic on bad
 //! files, which `groundcite_index::extract` catches and reports as a corrupt
 //! file, but libFuzzer's panic hook aborts before any catch.
 #![no_main]
 
+use std::io::Write;
+
 use groundcite_index::{ChunkerConfig, chunk_extracted, extract};
 use libfuzzer_sys::fuzz_target;
+
+fn package(parts: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut zip = zip::ZipWriter::new(&mut out);
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored);
+    for (name, body) in parts {
+        zip.start_file(*name, opts).unwrap();
+        zip.write_all(body).unwrap();
+    }
+    zip.finish().unwrap();
+    out.into_inner()
+}
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, bytes)) = data.split_first() else {
         return;
     };
-    let name = if pick % 2 == 0 { "page.html" } else { "file.docx" };
-    let Ok(doc) = extract(name, bytes) else {
+    let (name, file) = match pick % 5 {
+        0 => ("page.html", bytes.to_vec()),
+        1 => ("file.docx", bytes.to_vec()),
+        2 => ("file.odt", bytes.to_vec()),
+        3 => ("file.docx", package(&[("word/document.xml", bytes)])),
+        _ => (
+            "file.odt",
+            package(&[
+                ("mimetype", b"application/vnd.oasis.opendocument.text"),
+                ("content.xml", bytes),
+                ("styles.xml", bytes),
+                ("meta.xml", bytes),
+            ]),
+        ),
+    };
+    let Ok(doc) = extract(name, &file) else {
         return;
     };
     let cfg = ChunkerConfig { max_chars: 200, overlap_chars: 30 };

@@ -29,8 +29,8 @@ use crate::verify_cmd::Format;
 pub struct AskArgs {
     /// The question.
     question: String,
-    /// Folder of documents (Markdown, text, PDF, HTML, DOCX) to answer from (else `[ask]
-    /// docs` in groundcite.toml). Indexed on first use; later runs re-index
+    /// Folder of documents (Markdown, reStructuredText, AsciiDoc, text, PDF, HTML, DOCX, ODT) to answer
+    /// from (else `[ask] docs` in groundcite.toml). Indexed on first use; later runs re-index
     /// only changed files.
     #[arg(long, value_name = "DIR")]
     docs: Option<String>,

@@ -12,8 +12,8 @@ use crate::input::BadInput;
 #[derive(Debug, clap::Args)]
 pub struct IndexArgs {
     /// Folder of documents: Markdown (.md, .markdown, .mdx),
-    /// reStructuredText (.rst), text (.txt), PDF, HTML (.html, .htm,
-    /// .xhtml) and DOCX.
+    /// reStructuredText (.rst), AsciiDoc (.adoc), text (.txt), PDF, HTML
+    /// (.html, .htm, .xhtml), DOCX and ODT.
     docs: String,
     /// Where the index lives (default: the directory `ask` uses for this
     /// docs folder).

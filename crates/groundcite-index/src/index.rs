@@ -98,8 +98,8 @@ pub struct UpdateReport {
     /// Documents not indexed, as (relative path, reason): invalid UTF-8, over
     /// [`MAX_FILE_BYTES`], unreadable, symbolic links, unusable names.
     pub skipped: Vec<(String, String)>,
-    /// Files of kinds that are not indexed (not Markdown, text, PDF, HTML
-    /// or DOCX), counted by extension (`.rst`, or "no extension"); hidden
+    /// Files of kinds that are not indexed (see [`Format`](crate::Format)),
+    /// counted by extension (`.org`, or "no extension"); hidden
     /// files are not counted.
     #[serde(default)]
     pub other_kinds: BTreeMap<String, usize>,

@@ -1,9 +1,10 @@
 //! # groundcite-index
 //!
-//! An embedded corpus index: point it at a folder of Markdown, text, PDF,
-//! HTML and DOCX files, and it returns [`groundcite_core::Chunk`]s ready for
-//! the verifier. Chunks are exact substrings of the files (of the extracted
-//! text, for PDF, HTML and DOCX), so a quote the verifier accepts for a
+//! An embedded corpus index: point it at a folder of Markdown,
+//! reStructuredText, AsciiDoc, text, PDF, HTML, DOCX and ODT files, and it
+//! returns [`groundcite_core::Chunk`]s ready for the verifier. Chunks are
+//! exact substrings of the files (of the extracted text, for PDF, HTML, DOCX
+//! and ODT), so a quote the verifier accepts for a
 //! chunk is also a verbatim quote of the document.
 //!
 //! ## Key types
@@ -40,8 +41,8 @@
 //! section titles, explicit markup left out), AsciiDoc (`.adoc`,
 //! `.asciidoc`: section titles, the document header, attribute
 //! entries, comments and block macros left out), text (`.txt`), PDF (`.pdf`, its text
-//! layer), HTML (`.html`, `.htm`, `.xhtml`, the main text) and DOCX
-//! (`.docx`), extension in any case, found recursively in a deterministic
+//! layer), HTML (`.html`, `.htm`, `.xhtml`, the main text), DOCX
+//! (`.docx`) and ODT (`.odt`, OpenDocument text), extension in any case, found recursively in a deterministic
 //! order ([`Format`]). Hidden files and directories, the index directory
 //! itself, and symbolic links (never followed) are left out. Files over
 //! [`MAX_FILE_BYTES`], unreadable files, Markdown or text that is not UTF-8,
@@ -53,7 +54,7 @@
 //! an empty index. Nothing panics on odd bytes.
 //!
 //! [`extract`] turns a file into text: chunks of extracted formats are exact
-//! substrings of that text. HTML and DOCX headings start sections as
+//! substrings of that text. HTML, DOCX and ODT headings start sections as
 //! Markdown headings do; each PDF page is chunked on its own, so every PDF
 //! chunk carries its [`Chunk::page_number`] (`None` for other formats). For
 //! PDFs the index also keeps each character's glyph box, and

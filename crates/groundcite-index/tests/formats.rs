@@ -1,4 +1,4 @@
-//! PDF, HTML and DOCX through the real index: documents made here (PDFs with
+//! PDF, HTML, DOCX and ODT through the real index: documents made here (PDFs with
 //! lopdf, DOCX with zip), indexed, searched, re-indexed, and quotes located
 //! on their page.
 
@@ -406,4 +406,157 @@ fn changed_pdf_is_reindexed_and_old_glyph_tables_go() {
         .unwrap();
     assert_eq!(loc.page_number, 2);
     assert_eq!(index.locate("a.pdf#chunk-9", Span::new(0, 3)), None);
+}
+
+/// The LibreOffice ODT of `testdata/odt/travel-policy.fodt` (made with
+/// `soffice --headless --convert-to odt:writer8 travel-policy.fodt`):
+/// a title paragraph, a table of contents, a footnote, a tracked deletion,
+/// a comment, a list, a table, `<text:s>` spaces and a hidden section.
+fn libreoffice_odt() -> Vec<u8> {
+    fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/odt/travel-policy.odt"))
+        .unwrap()
+}
+
+#[test]
+fn odt_from_libreoffice_reads_the_body_and_leaves_out_what_is_not_text() {
+    let e = extract("policies/travel.odt", &libreoffice_odt()).unwrap();
+    assert_eq!(e.format, Format::Odt);
+    assert_eq!(e.title.as_deref(), Some("Travel policy 2026"));
+    assert_eq!(
+        e.text,
+        "Northwind travel policy\n\n\
+         Booking travel\n\n\
+         Book every business trip through the travel portal at least 14 days before you leave. \
+         The portal applies the negotiated rates automatically.\n\n\
+         Trips booked later need your manager's written approval.\n\n\
+         Rail and air\n\n\
+         Take the train for journeys under 4 hours. Flights are booked in economy class.\n\n\
+         Seat reservations are reimbursed.\n\n\
+         Checked baggage up to 23 kg is reimbursed.\n\n\
+         Daily allowances\n\n\
+         Trips over 8 hours\n\n€28 per day\n\nOvernight stays\n\n€40 per day & hotel"
+    );
+
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "policies/travel.odt", &libreoffice_odt());
+    let index_dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(index_dir.path()).unwrap();
+    let report = index
+        .update(docs.path(), &IndexConfig::default(), &mut |_| {})
+        .unwrap();
+    assert_eq!((report.added, report.skipped.len()), (1, 0), "{report:?}");
+    let hit = &index.search("how heavy can checked baggage be", 1).unwrap()[0];
+    assert!(hit.chunk_id.starts_with("policies/travel.odt#chunk-"));
+    assert!(
+        hit.content.contains("Checked baggage up to 23 kg"),
+        "{hit:?}"
+    );
+    assert_eq!(hit.source_title.as_deref(), Some("Travel policy 2026"));
+    assert_eq!(hit.page_number, None);
+    // Every chunk under a heading starts with it (headings start sections).
+    let chunks = index.all_chunks().unwrap();
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c.content.starts_with("Rail and air\n\nTake the train")),
+        "{chunks:?}"
+    );
+}
+
+/// An ODT package made here: `content` is the body of `<office:text>`.
+fn make_odt(mimetype: &str, meta: Option<&str>, content: &str, encrypted: bool) -> Vec<u8> {
+    let content = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"><office:automatic-styles><style:style style:name="P1" style:family="paragraph" style:parent-style-name="Title"/><style:style style:name="P2" style:family="paragraph" style:parent-style-name="Heading_20_3"/></office:automatic-styles><office:body><office:text>{content}</office:text></office:body></office:document-content>"#
+    );
+    let manifest = if encrypted {
+        r#"<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data manifest:checksum-type="SHA1/1K"/></manifest:file-entry></manifest:manifest>"#
+    } else {
+        r#"<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"/>"#
+    };
+    let mut parts = vec![
+        ("mimetype", mimetype.to_owned()),
+        ("META-INF/manifest.xml", manifest.to_owned()),
+        ("content.xml", content),
+    ];
+    if let Some(title) = meta {
+        parts.push((
+            "meta.xml",
+            format!(
+                r#"<office:document-meta xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><office:meta><dc:title>{title}</dc:title></office:meta></office:document-meta>"#
+            ),
+        ));
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, body) in parts {
+            zip.start_file(name, opts).unwrap();
+            zip.write_all(body.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+    out.into_inner()
+}
+
+const ODT_MIME: &str = "application/vnd.oasis.opendocument.text";
+
+#[test]
+fn odt_titles_styles_frames_and_unreadable_packages() {
+    // No meta title: the paragraph whose automatic style inherits from
+    // `Title` names the document; a style inheriting from `Heading 3` is a
+    // heading. A text frame's paragraph (with its image description) is
+    // read after the paragraph that anchors it.
+    let body = r#"<text:p text:style-name="P1">Expense guide</text:p><text:p text:style-name="P2">Receipts</text:p><text:p>Keep receipts for 6 years.<draw:frame><draw:text-box><text:p>Scans count as receipts.</text:p></draw:text-box><svg:desc>A scanner</svg:desc></draw:frame> Submit them monthly.</text:p><text:h>Level one by default</text:h><text:h text:outline-level="9">Deep</text:h>"#;
+    let e = extract("expenses.odt", &make_odt(ODT_MIME, None, body, false)).unwrap();
+    assert_eq!(e.title.as_deref(), Some("Expense guide"));
+    assert_eq!(
+        e.text,
+        "Expense guide\n\nReceipts\n\nKeep receipts for 6 years. Submit them monthly.\n\n\
+         Scans count as receipts.\n\nLevel one by default\n\nDeep"
+    );
+    // Blank meta title: the Title paragraph still names it.
+    let e = extract("expenses.odt", &make_odt(ODT_MIME, Some("  "), body, false)).unwrap();
+    assert_eq!(e.title.as_deref(), Some("Expense guide"));
+    // Headings only: the first heading names it.
+    let e = extract(
+        "h.odt",
+        &make_odt(
+            ODT_MIME,
+            None,
+            "<text:h>Overview</text:h><text:p>Text.</text:p>",
+            false,
+        ),
+    )
+    .unwrap();
+    assert_eq!(e.title.as_deref(), Some("Overview"));
+
+    let err = |bytes: &[u8]| match extract("x.odt", bytes) {
+        Err(ExtractError::Corrupt { format, message }) => {
+            assert_eq!(format, "odt");
+            message
+        }
+        other => panic!("{other:?}"),
+    };
+    let spreadsheet = make_odt(
+        "application/vnd.oasis.opendocument.spreadsheet",
+        None,
+        "",
+        false,
+    );
+    assert!(
+        err(&spreadsheet).contains("not an OpenDocument text"),
+        "{}",
+        err(&spreadsheet)
+    );
+    let locked = make_odt(ODT_MIME, None, "<text:p>secret</text:p>", true);
+    assert!(
+        err(&locked).contains("password-protected"),
+        "{}",
+        err(&locked)
+    );
+    assert!(!err(b"PK\x03\x04 not really a zip").is_empty());
+    let truncated = &libreoffice_odt()[..4000];
+    assert!(!err(truncated).is_empty());
 }

@@ -44,7 +44,7 @@ fn corpus() -> tempfile::TempDir {
         "c.txt",
         "Caribou migrate in herds.\n\nCaribou are reindeer.",
     );
-    write(docs.path(), "ignored.odt", "not indexed");
+    write(docs.path(), "ignored.org", "not indexed");
     write(docs.path(), ".hidden/h.md", "# Hidden\n\nhedgehog");
     write(docs.path(), ".secret.md", "hedgehog");
     docs

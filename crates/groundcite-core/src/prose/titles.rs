@@ -3,7 +3,7 @@
 /// Normalizes a title for comparison: lower case, every run of characters
 /// that are not letters or digits becomes one space, the articles "the",
 /// "a" and "an" are dropped, and so is a trailing file extension (`.pdf`,
-/// `.docx`, `.md`, …).
+/// `.docx`, `.odt`, `.md`, …).
 pub fn normalize_title(title: &str) -> String {
     let trimmed = title.trim();
     let ext_stripped = match trimmed.rsplit_once('.') {
@@ -14,6 +14,7 @@ pub fn normalize_title(title: &str) -> String {
                     "pdf"
                         | "doc"
                         | "docx"
+                        | "odt"
                         | "txt"
                         | "md"
                         | "html"
@@ -120,6 +121,7 @@ mod tests {
         );
         assert_eq!(normalize_title("  Refund—policy!! "), "refund policy");
         assert_eq!(normalize_title("A"), "");
+        assert_eq!(normalize_title("Travel Policy.ODT"), "travel policy");
     }
 
     #[test]

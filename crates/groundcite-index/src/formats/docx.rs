@@ -5,59 +5,19 @@
 //! first title or heading.
 
 use std::collections::HashMap;
-use std::io::{Cursor, Read};
 
-use quick_xml::events::{BytesStart, Event};
-use quick_xml::{Reader, XmlVersion};
+use quick_xml::Reader;
+use quick_xml::events::Event;
 
+use super::package::{self, Package, attr, dc_title, push_ref, style_level};
 use super::{ExtractError, Extracted, Format, TextBuilder, collapse_spaces};
-
-/// Largest XML part read (uncompressed): a ZIP bomb stops here.
-const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
 
 fn corrupt(message: impl std::fmt::Display) -> ExtractError {
     ExtractError::corrupt(Format::Docx, message)
 }
 
-fn read_part(
-    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
-    name: &str,
-) -> Result<Option<String>, ExtractError> {
-    let file = match zip.by_name(name) {
-        Ok(file) => file,
-        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(corrupt(format_args!("{name}: {e}"))),
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_PART_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| corrupt(format_args!("{name}: {e}")))?;
-    if bytes.len() as u64 > MAX_PART_BYTES {
-        return Err(corrupt(format_args!(
-            "{name} is larger than {MAX_PART_BYTES} bytes uncompressed"
-        )));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|e| corrupt(format_args!("{name} is not UTF-8: {e}")))
-}
-
-fn attr(e: &BytesStart<'_>, name: &str) -> Option<String> {
-    e.try_get_attribute(name).ok().flatten().and_then(|a| {
-        a.normalized_value(XmlVersion::Implicit1_0)
-            .ok()
-            .map(|v| v.into_owned())
-    })
-}
-
-/// Heading level of a style name (`"heading 2"` → 2, `"Title"` → 1).
-fn style_level(name: &str) -> Option<u8> {
-    let lower = name.to_ascii_lowercase();
-    if lower == "title" {
-        return Some(1);
-    }
-    let n = lower.strip_prefix("heading")?.trim();
-    n.parse::<u8>().ok().filter(|n| (1..=6).contains(n))
+fn read_part(zip: &mut Package<'_>, name: &str) -> Result<Option<String>, ExtractError> {
+    package::read_part(zip, name, Format::Docx)
 }
 
 /// Style ID → heading level, from `word/styles.xml`.
@@ -84,36 +44,8 @@ fn heading_styles(xml: &str) -> HashMap<String, u8> {
     out
 }
 
-/// `dc:title` of `docProps/core.xml`.
-fn core_title(xml: &str) -> Option<String> {
-    let mut reader = Reader::from_str(xml);
-    let mut inside = false;
-    let mut title = String::new();
-    loop {
-        match reader.read_event() {
-            Ok(Event::Start(e)) if e.local_name().as_ref() == "title" => inside = true,
-            Ok(Event::End(e)) if e.local_name().as_ref() == "title" => break,
-            Ok(Event::Text(t)) if inside => title.push_str(&t.xml10_content()),
-            Ok(Event::GeneralRef(r)) if inside => push_ref(&mut title, &r),
-            Ok(Event::Eof) | Err(_) => break,
-            _ => {}
-        }
-    }
-    Some(collapse_spaces(&title)).filter(|t| !t.is_empty())
-}
-
-fn push_ref(out: &mut String, r: &quick_xml::events::BytesRef<'_>) {
-    if let Ok(Some(c)) = r.resolve_char_ref() {
-        out.push(c);
-    } else if let Some(s) =
-        quick_xml::escape::resolve_predefined_entity(&r.xml_content(XmlVersion::Implicit1_0))
-    {
-        out.push_str(s);
-    }
-}
-
 pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
-    let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
+    let mut zip = package::open(bytes, Format::Docx)?;
     let document = read_part(&mut zip, "word/document.xml")?
         .ok_or_else(|| corrupt("no word/document.xml (not a Word document)"))?;
     let styles = read_part(&mut zip, "word/styles.xml")?
@@ -122,7 +54,7 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     let meta_title = read_part(&mut zip, "docProps/core.xml")
         .ok()
         .flatten()
-        .and_then(|s| core_title(&s));
+        .and_then(|s| dc_title(&s));
 
     let mut out = TextBuilder::default();
     let mut reader = Reader::from_str(&document);

@@ -1,5 +1,6 @@
 //! Turning a file's bytes into text the chunker can cut: Markdown and plain
-//! text as they are; PDF (text layer), HTML and DOCX through an extractor.
+//! text as they are; PDF (text layer), HTML, DOCX and ODT through an
+//! extractor.
 //!
 //! An extractor returns the text it built plus its structure (paragraphs and
 //! headings, and for PDF the pages and each character's glyph box), so that
@@ -10,6 +11,8 @@
 mod cmap;
 mod docx;
 mod html;
+mod odt;
+mod package;
 mod pdf;
 
 use std::ops::Range;
@@ -31,6 +34,9 @@ pub enum Format {
     Html,
     /// `.docx`: paragraphs; `Title` and `Heading N` styles start sections.
     Docx,
+    /// `.odt` (OpenDocument text): paragraphs; `<text:h>` headings and
+    /// `Title` / `Heading N` paragraph styles start sections.
+    Odt,
     /// `.rst`, `.rest` (Sphinx, docutils): section titles start sections;
     /// explicit markup (`.. note::`, comments, targets) is not text.
     Rst,
@@ -58,6 +64,7 @@ impl Format {
             "pdf" => Format::Pdf,
             "html" | "htm" | "xhtml" => Format::Html,
             "docx" => Format::Docx,
+            "odt" => Format::Odt,
             _ => return None,
         })
     }
@@ -72,6 +79,7 @@ impl Format {
             Format::Pdf => "pdf",
             Format::Html => "html",
             Format::Docx => "docx",
+            Format::Odt => "odt",
         }
     }
 }
@@ -183,6 +191,7 @@ pub fn extract(rel_path: &str, bytes: &[u8]) -> Result<Extracted, ExtractError> 
         Format::Markdown | Format::Text | Format::Rst | Format::AsciiDoc => plain(format),
         Format::Html => Ok(html::extract(bytes)),
         Format::Docx => guarded(format, || docx::extract(bytes)),
+        Format::Odt => guarded(format, || odt::extract(bytes)),
         // The PDF crates index into what the file says without always
         // checking it: a panic there is a bad file, not a bad index run.
         Format::Pdf => guarded(format, || pdf::extract(bytes)),
@@ -238,7 +247,8 @@ impl TextBuilder {
     }
 }
 
-/// Collapses runs of white space to one space (HTML and DOCX paragraphs).
+/// Collapses runs of white space to one space (HTML, DOCX and ODT
+/// paragraphs).
 pub(crate) fn collapse_spaces(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut space = false;

@@ -1,0 +1,96 @@
+//! What the ZIP-of-XML formats (DOCX, ODT) share: opening the archive,
+//! reading one part with a size bound, and reading attributes and
+//! character references the same way.
+
+use std::io::{Cursor, Read};
+
+use quick_xml::events::{BytesRef, BytesStart, Event};
+use quick_xml::{Reader, XmlVersion};
+
+use super::{ExtractError, Format, collapse_spaces};
+
+/// Largest XML part read (uncompressed): a ZIP bomb stops here.
+const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
+
+/// An opened document package.
+pub(super) type Package<'a> = zip::ZipArchive<Cursor<&'a [u8]>>;
+
+pub(super) fn open(bytes: &[u8], format: Format) -> Result<Package<'_>, ExtractError> {
+    zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| ExtractError::corrupt(format, e))
+}
+
+/// The part `name` as UTF-8 text; `None` when the package has no such part.
+pub(super) fn read_part(
+    zip: &mut Package<'_>,
+    name: &str,
+    format: Format,
+) -> Result<Option<String>, ExtractError> {
+    let corrupt = |message: std::fmt::Arguments<'_>| ExtractError::corrupt(format, message);
+    let file = match zip.by_name(name) {
+        Ok(file) => file,
+        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+        Err(e) => return Err(corrupt(format_args!("{name}: {e}"))),
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_PART_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| corrupt(format_args!("{name}: {e}")))?;
+    if bytes.len() as u64 > MAX_PART_BYTES {
+        return Err(corrupt(format_args!(
+            "{name} is larger than {MAX_PART_BYTES} bytes uncompressed"
+        )));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| corrupt(format_args!("{name} is not UTF-8: {e}")))
+}
+
+/// An attribute's value, entities resolved; `None` when absent or malformed.
+pub(super) fn attr(e: &BytesStart<'_>, name: &str) -> Option<String> {
+    e.try_get_attribute(name).ok().flatten().and_then(|a| {
+        a.normalized_value(XmlVersion::Implicit1_0)
+            .ok()
+            .map(|v| v.into_owned())
+    })
+}
+
+/// Appends a character reference (`&#233;`) or a predefined entity
+/// (`&amp;`); anything else is dropped.
+pub(super) fn push_ref(out: &mut String, r: &BytesRef<'_>) {
+    if let Ok(Some(c)) = r.resolve_char_ref() {
+        out.push(c);
+    } else if let Some(s) =
+        quick_xml::escape::resolve_predefined_entity(&r.xml_content(XmlVersion::Implicit1_0))
+    {
+        out.push_str(s);
+    }
+}
+
+/// Heading level of a style name (`"heading 2"` → 2, `"Title"` → 1).
+pub(super) fn style_level(name: &str) -> Option<u8> {
+    let lower = name.to_ascii_lowercase();
+    if lower == "title" {
+        return Some(1);
+    }
+    let n = lower.strip_prefix("heading")?.trim();
+    n.parse::<u8>().ok().filter(|n| (1..=6).contains(n))
+}
+
+/// The first `dc:title` of a metadata part (DOCX `docProps/core.xml`,
+/// ODT `meta.xml`).
+pub(super) fn dc_title(xml: &str) -> Option<String> {
+    let mut reader = Reader::from_str(xml);
+    let mut inside = false;
+    let mut title = String::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e)) if e.local_name().as_ref() == "title" => inside = true,
+            Ok(Event::End(e)) if e.local_name().as_ref() == "title" => break,
+            Ok(Event::Text(t)) if inside => title.push_str(&t.xml10_content()),
+            Ok(Event::GeneralRef(r)) if inside => push_ref(&mut title, &r),
+            Ok(Event::Eof) | Err(_) => break,
+            _ => {}
+        }
+    }
+    Some(collapse_spaces(&title)).filter(|t| !t.is_empty())
+}

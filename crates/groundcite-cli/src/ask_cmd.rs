@@ -14,9 +14,10 @@ use anyhow::Context;
 use groundcite_app::{
     ProcessEnv, ProviderFlags, ProviderName, RetrievalFlags, Settings, ask, config,
 };
-use groundcite_ask::{AskError, Failure};
+use groundcite_ask::{AskError, Failure, GateMode};
 use groundcite_core::{
-    ChunkSet, ClaimPolicy, MatchProfile, Provenance, render_text, source_label, validate_trace_id,
+    ChunkSet, ClaimPolicy, MatchProfile, Provenance, RefusalCode, render_text, source_label,
+    validate_trace_id,
 };
 use groundcite_index::{Index, IndexConfig};
 use groundcite_providers::pipeline::AnswerError;
@@ -29,9 +30,10 @@ use crate::verify_cmd::Format;
 pub struct AskArgs {
     /// The question.
     question: String,
-    /// Folder of documents (Markdown, reStructuredText, AsciiDoc, text, PDF, HTML, DOCX, ODT) to answer
-    /// from (else `[ask] docs` in groundcite.toml). Indexed on first use; later runs re-index
-    /// only changed files.
+    /// Folder of documents (Markdown, reStructuredText, AsciiDoc, text,
+    /// PDF, HTML, DOCX, ODT) to answer from (else `[ask] docs` in
+    /// groundcite.toml). Indexed on first use; later runs re-index only
+    /// changed files.
     #[arg(long, value_name = "DIR")]
     docs: Option<String>,
     /// Where the index lives (default: a directory per docs folder under the
@@ -225,6 +227,21 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
         if let Some(note) = &a.note {
             eprintln!("note: {note}; refusing with R3");
         }
+        // A refusal after the gate let the question through says whose
+        // judgement it was, and where to look, as the gate's refusal does.
+        if a.error.is_none()
+            && a.note.is_none()
+            && let Some(why) = asked
+                .contract
+                .refusal
+                .as_ref()
+                .and_then(|r| model_refusal_note(r.code, a.p_answerable, &settings))
+        {
+            eprintln!("note: {why}");
+            for line in nearest_sections(&asked.retrieval.chunks) {
+                eprintln!("{line}");
+            }
+        }
     }
     // Quotes of PDF chunks get their rectangles on the page (contract v1's
     // optional `location`), before the trace records the contract.
@@ -270,6 +287,41 @@ fn store_trace(url: &str, record: &TraceRecord) -> anyhow::Result<()> {
         Ok::<_, groundcite_store::StoreError>(())
     })?;
     Ok(())
+}
+
+/// Why the answer is a refusal although the gate let the question through:
+/// the model's own judgement (R1), with its probability where the embedded
+/// model measured it, or no claim that verified (R2).
+fn model_refusal_note(
+    code: RefusalCode,
+    p_answerable: Option<f64>,
+    settings: &groundcite_ask::AskSettings,
+) -> Option<String> {
+    match code {
+        RefusalCode::R1 => {
+            let mut note =
+                "the model judged that the retrieved sources do not answer the question".to_owned();
+            if let Some(p) = p_answerable {
+                note.push_str(&format!(
+                    " (its probability of \"answerable\": true was {p:.2}"
+                ));
+                if settings.gate.mode == GateMode::Evidence {
+                    note.push_str(&format!(
+                        ", under --min-p-answerable {:.2}",
+                        settings.gate.min_p_answerable
+                    ));
+                }
+                note.push(')');
+            }
+            Some(note)
+        }
+        RefusalCode::R2 => Some(
+            "the model answered, but none of its quotes is in the sources it was given \
+             (`groundcite trace show` prints what it wrote)"
+                .to_owned(),
+        ),
+        _ => None,
+    }
 }
 
 /// The sections retrieval found for a question the gate refused, best

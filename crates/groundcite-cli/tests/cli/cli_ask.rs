@@ -174,6 +174,43 @@ fn the_retrieval_gate_leaves_answerability_to_the_model() {
     assert!(c["trace_id"].is_string());
 }
 
+/// A refusal the model made after the gate let the question through says
+/// so on stderr, with the probability that decided it, and where to look:
+/// `--min-p-answerable 1` makes the model's own judgement refuse.
+#[test]
+fn a_refusal_by_the_model_says_whose_judgement_it_was() {
+    let question = "How long until my refund is issued after you receive the returned item?";
+    let (out, c) = ask(question, &["--min-p-answerable", "1"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(c["refusal"]["code"], "R1", "{c:#}");
+    assert!(!stderr.contains("without the model"), "{stderr}");
+    let note = stderr
+        .lines()
+        .find(|l| l.starts_with("note: the model judged"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        note.contains("its probability of \"answerable\": true was 0.")
+            && note.ends_with(", under --min-p-answerable 1.00)"),
+        "{note}"
+    );
+    let mut lines = stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("note: the nearest sections retrieved"));
+    assert!(lines.next().is_some(), "{stderr}");
+    assert!(
+        lines.next().is_some_and(|l| l.contains("#chunk-")),
+        "{stderr}"
+    );
+    // Answered, the same question prints no such note.
+    let (out, c) = ask(question, &[]);
+    assert_eq!(c["answerable"], true, "{c:#}");
+    assert!(
+        !text(&out.stderr).contains("note: the model judged"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// A folder hard-wrapped at a fixed width answers as if unwrapped: a
 /// sentence continues across a single line break, so the quote holds the
 /// line break verbatim and the claim reads as one line (before, the rule

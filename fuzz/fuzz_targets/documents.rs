@@ -1,11 +1,11 @@
-//! Arbitrary bytes as an HTML page, a DOCX or ODT file, or the main XML
-//! part of a DOCX or ODT package (the first byte picks), extracted and
-//! chunked. Must not panic; every chunk is the extracted text under its
+//! Arbitrary bytes as an HTML page, a DOCX, ODT or EPUB file, or the main
+//! XML part of a DOCX, ODT or EPUB package (the first byte picks),
+//! extracted and chunked. Must not panic; every chunk is the extracted text under its
 //! byte range, never empty, never over the size limit.
 //!
 //! Raw bytes seldom get past the ZIP reader, so the XML walkers are fed
-//! through a package made here: the bytes become `word/document.xml` or
-//! `content.xml`.
+//! through a package made here: the bytes become `word/document.xml`,
+//! `content.xml`, or an EPUB's chapter or package document.
 //!
 //! PDF is left out: its parser (pdf-extract over lopdf) may panic on bad
 //! files, which `groundcite_index::extract` catches and reports as a corrupt
@@ -30,15 +30,37 @@ fn package(parts: &[(&str, &[u8])]) -> Vec<u8> {
     out.into_inner()
 }
 
+const CONTAINER: &[u8] = br#"<container><rootfiles><rootfile full-path="OPS/book.opf"/></rootfiles></container>"#;
+const OPF: &[u8] = br#"<package><metadata><dc:title>T</dc:title></metadata><manifest><item id="a" href="a.xhtml" media-type="application/xhtml+xml"/><item id="c" href="../c.xhtml"/></manifest><spine><itemref idref="a"/><itemref idref="c"/></spine></package>"#;
+
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, bytes)) = data.split_first() else {
         return;
     };
-    let (name, file) = match pick % 5 {
+    let (name, file) = match pick % 8 {
         0 => ("page.html", bytes.to_vec()),
         1 => ("file.docx", bytes.to_vec()),
         2 => ("file.odt", bytes.to_vec()),
         3 => ("file.docx", package(&[("word/document.xml", bytes)])),
+        5 => ("book.epub", bytes.to_vec()),
+        6 => (
+            "book.epub",
+            package(&[
+                ("META-INF/container.xml", CONTAINER),
+                ("OPS/book.opf", OPF),
+                ("OPS/a.xhtml", bytes),
+                ("c.xhtml", bytes),
+            ]),
+        ),
+        7 => (
+            "book.epub",
+            package(&[
+                ("mimetype", b"application/epub+zip"),
+                ("META-INF/container.xml", CONTAINER),
+                ("OPS/book.opf", bytes),
+                ("OPS/a.xhtml", bytes),
+            ]),
+        ),
         _ => (
             "file.odt",
             package(&[

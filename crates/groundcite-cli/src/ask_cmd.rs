@@ -31,7 +31,7 @@ pub struct AskArgs {
     /// The question.
     question: String,
     /// Folder of documents (Markdown, reStructuredText, AsciiDoc, text,
-    /// PDF, HTML, DOCX, ODT) to answer from (else `[ask] docs` in
+    /// PDF, HTML, DOCX, ODT, EPUB) to answer from (else `[ask] docs` in
     /// groundcite.toml). Indexed on first use; later runs re-index only
     /// changed files.
     #[arg(long, value_name = "DIR")]

@@ -13,7 +13,7 @@ use crate::input::BadInput;
 pub struct IndexArgs {
     /// Folder of documents: Markdown (.md, .markdown, .mdx),
     /// reStructuredText (.rst), AsciiDoc (.adoc), text (.txt), PDF, HTML
-    /// (.html, .htm, .xhtml), DOCX and ODT.
+    /// (.html, .htm, .xhtml), DOCX, ODT and EPUB.
     docs: String,
     /// Where the index lives (default: the directory `ask` uses for this
     /// docs folder).

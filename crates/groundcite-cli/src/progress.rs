@@ -41,7 +41,7 @@ pub fn update_index(
         // An empty index refuses every question: say why before it does.
         eprintln!(
             "warning: {} holds no text groundcite can index, so every question will be refused. \
-             It reads Markdown (.md, .markdown, .mdx), reStructuredText (.rst), AsciiDoc (.adoc), text (.txt), PDF, HTML (.html, .htm, .xhtml), DOCX and ODT{}",
+             It reads Markdown (.md, .markdown, .mdx), reStructuredText (.rst), AsciiDoc (.adoc), text (.txt), PDF, HTML (.html, .htm, .xhtml), DOCX, ODT and EPUB{}",
             docs.display(),
             match other_kinds(&report) {
                 Some(kinds) => format!("; this folder holds {kinds}."),

@@ -64,9 +64,10 @@ pub struct ServeArgs {
     /// Default matching profile: `default` or `lenient`.
     #[arg(long = "match", value_name = "PROFILE", default_value = "default")]
     profile: MatchProfile,
-    /// Folder of documents (Markdown, reStructuredText, AsciiDoc, text, PDF, HTML, DOCX, ODT) that
-    /// `POST /v1/ask` (and the web page's Ask form) answers from (else `[ask] docs`); changed files
-    /// are indexed at start-up. Without it, /v1/ask answers 409 `no_corpus`.
+    /// Folder of documents (Markdown, reStructuredText, AsciiDoc, text,
+    /// PDF, HTML, DOCX, ODT, EPUB) that `POST /v1/ask` (and the web page's
+    /// Ask form) answers from (else `[ask] docs`); changed files are
+    /// indexed at start-up. Without it, /v1/ask answers 409 `no_corpus`.
     #[arg(long, value_name = "DIR")]
     docs: Option<String>,
     /// Where the index of --docs lives (else `[ask] index`, else the

@@ -28,7 +28,7 @@ pub const MAX_JOINED_SENTENCE: usize = 320;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Markup {
     /// Markdown: also right for plain text and for the text extracted from
-    /// PDF, HTML, DOCX and ODT.
+    /// PDF, HTML, DOCX, ODT and EPUB.
     #[default]
     Markdown,
     /// reStructuredText: section adornments of any punctuation (`~~~~`,

@@ -42,7 +42,8 @@ pub struct Suite {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Corpus {
-    /// Folder of documents (Markdown, reStructuredText, AsciiDoc, text, PDF, HTML, DOCX, ODT).
+    /// Folder of documents (Markdown, reStructuredText, AsciiDoc, text,
+    /// PDF, HTML, DOCX, ODT, EPUB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docs: Option<String>,
     /// JSON file: an array of chunks or `{"chunks": [...]}`.

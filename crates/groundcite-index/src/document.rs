@@ -51,7 +51,8 @@ pub fn document_title(rel_path: &str, text: &str) -> String {
 /// [`document_title`]; PDF from its metadata (`/Title`); HTML from `<title>`,
 /// else its first `<h1>`, else its first heading; DOCX from its core
 /// properties and ODT from its `meta.xml`, else its first title or heading
-/// paragraph; else the file name.
+/// paragraph; EPUB from its package document, else its first document's
+/// title; else the file name.
 pub fn extracted_title(rel_path: &str, doc: &Extracted) -> String {
     match doc.format {
         Format::Markdown | Format::Text | Format::Rst | Format::AsciiDoc => {

@@ -1,10 +1,10 @@
 //! # groundcite-index
 //!
 //! An embedded corpus index: point it at a folder of Markdown,
-//! reStructuredText, AsciiDoc, text, PDF, HTML, DOCX and ODT files, and it
-//! returns [`groundcite_core::Chunk`]s ready for the verifier. Chunks are
-//! exact substrings of the files (of the extracted text, for PDF, HTML, DOCX
-//! and ODT), so a quote the verifier accepts for a
+//! reStructuredText, AsciiDoc, text, PDF, HTML, DOCX, ODT and EPUB files,
+//! and it returns [`groundcite_core::Chunk`]s ready for the verifier.
+//! Chunks are exact substrings of the files (of the extracted text, for
+//! PDF, HTML, DOCX, ODT and EPUB), so a quote the verifier accepts for a
 //! chunk is also a verbatim quote of the document.
 //!
 //! ## Key types
@@ -40,10 +40,11 @@
 //! `title` the document's title), reStructuredText (`.rst`, `.rest`:
 //! section titles, explicit markup left out), AsciiDoc (`.adoc`,
 //! `.asciidoc`: section titles, the document header, attribute
-//! entries, comments and block macros left out), text (`.txt`), PDF (`.pdf`, its text
-//! layer), HTML (`.html`, `.htm`, `.xhtml`, the main text), DOCX
-//! (`.docx`) and ODT (`.odt`, OpenDocument text), extension in any case, found recursively in a deterministic
-//! order ([`Format`]). Hidden files and directories, the index directory
+//! entries, comments and block macros left out), text (`.txt`), PDF
+//! (`.pdf`, its text layer), HTML (`.html`, `.htm`, `.xhtml`, the main
+//! text), DOCX (`.docx`), ODT (`.odt`, OpenDocument text) and EPUB
+//! (`.epub`, the spine's documents), extension in any case, found
+//! recursively in a deterministic order ([`Format`]). Hidden files and directories, the index directory
 //! itself, and symbolic links (never followed) are left out. Files over
 //! [`MAX_FILE_BYTES`], unreadable files, Markdown or text that is not UTF-8,
 //! and documents that cannot be extracted ([`ExtractError`]: a PDF without
@@ -54,7 +55,7 @@
 //! an empty index. Nothing panics on odd bytes.
 //!
 //! [`extract`] turns a file into text: chunks of extracted formats are exact
-//! substrings of that text. HTML, DOCX and ODT headings start sections as
+//! substrings of that text. HTML, DOCX, ODT and EPUB headings start sections as
 //! Markdown headings do; each PDF page is chunked on its own, so every PDF
 //! chunk carries its [`Chunk::page_number`] (`None` for other formats). For
 //! PDFs the index also keeps each character's glyph box, and

@@ -1,4 +1,4 @@
-//! PDF, HTML, DOCX and ODT through the real index: documents made here (PDFs with
+//! PDF, HTML, DOCX, ODT and EPUB through the real index: documents made here (PDFs with
 //! lopdf, DOCX with zip), indexed, searched, re-indexed, and quotes located
 //! on their page.
 
@@ -559,4 +559,161 @@ fn odt_titles_styles_frames_and_unreadable_packages() {
     assert!(!err(b"PK\x03\x04 not really a zip").is_empty());
     let truncated = &libreoffice_odt()[..4000];
     assert!(!err(truncated).is_empty());
+}
+
+/// The LibreOffice EPUB of `testdata/odt/travel-policy.odt`
+/// (`soffice --headless --convert-to epub:EPUB travel-policy.odt`): two
+/// XHTML sections, a navigation document, a footnote as an `<aside>`.
+/// LibreOffice's export writes headings as plain paragraphs and keeps the
+/// tracked deletion and the hidden section as text: the book shows them,
+/// so they are read.
+#[test]
+fn epub_from_libreoffice_reads_the_spine_in_order() {
+    let bytes = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/epub/travel-policy.epub"),
+    )
+    .unwrap();
+    let e = extract("books/travel.epub", &bytes).unwrap();
+    assert_eq!(e.format, Format::Epub);
+    assert_eq!(e.title.as_deref(), Some("Travel policy 2026"));
+    assert_eq!(
+        e.text,
+        "Northwind travel policy\n\n\
+         Booking travel\n\n\
+         Book every business trip through the travel portal at least 14 days before you leave. \
+         The portal applies the negotiated rates automatically.\n\n\
+         Rail and air\n\n\
+         Take the train for journeys under 4 hours.Business class is never reimbursed. \
+         Flights are booked in economy class.\n\n\
+         Seat reservations are reimbursed.\n\n\
+         Checked baggage up to 23 kg is reimbursed.\n\n\
+         Daily allowances\n\n\
+         Trips over 8 hours\n\n€28 per day\n\nOvernight stays\n\n€40 per day & hotel\n\n\
+         Allowances rise to €50 in 2027.\n\n\
+         Trips booked later need your manager's written approval."
+    );
+}
+
+/// An EPUB made here: `pages` are (path, XHTML body) in spine order, the
+/// package document at `OPS/book.opf`.
+fn make_epub(mimetype: &str, pages: &[(&str, &str)], extra: &[(&str, &str)]) -> Vec<u8> {
+    let mut manifest = String::from(
+        r#"<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>"#,
+    );
+    let mut spine = String::from(r#"<itemref idref="nav"/>"#);
+    for (i, (path, _)) in pages.iter().enumerate() {
+        manifest.push_str(&format!(
+            r#"<item id="p{i}" href="{path}" media-type="application/xhtml+xml"/>"#
+        ));
+        spine.push_str(&format!(r#"<itemref idref="p{i}"/>"#));
+    }
+    let opf = format!(
+        r#"<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Field guide</dc:title></metadata><manifest>{manifest}</manifest><spine>{spine}</spine></package>"#
+    );
+    let page = |body: &str| {
+        format!(
+            r#"<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head><body>{body}</body></html>"#
+        )
+    };
+    let mut parts: Vec<(String, String)> = vec![
+        ("mimetype".into(), mimetype.into()),
+        (
+            "META-INF/container.xml".into(),
+            r#"<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OPS/book.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#.into(),
+        ),
+        ("OPS/book.opf".into(), opf),
+        (
+            "OPS/nav.xhtml".into(),
+            page(r#"<nav epub:type="toc"><ol><li><a href="text/one.xhtml">Contents entry</a></li></ol></nav><p>Navigation text.</p>"#),
+        ),
+    ];
+    for (path, body) in pages {
+        let full = format!("OPS/{path}").replace("OPS/../", "");
+        parts.push((full.replace("%20", " "), page(body)));
+    }
+    for (name, body) in extra {
+        parts.push(((*name).into(), (*body).into()));
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, body) in parts {
+            zip.start_file(name, opts).unwrap();
+            zip.write_all(body.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+    out.into_inner()
+}
+
+#[test]
+fn epub_spine_order_paths_navigation_and_unreadable_books() {
+    let pages = [
+        (
+            "text/one%20two.xhtml",
+            "<h1>Setting up</h1><p>Charge the unit for 4 hours.</p>",
+        ),
+        (
+            "../Text/b.xhtml",
+            "<h2>Storage</h2><p>Store it below 30 °C.</p>",
+        ),
+    ];
+    let book = make_epub("application/epub+zip", &pages, &[]);
+    let e = extract("guide.epub", &book).unwrap();
+    assert_eq!(e.title.as_deref(), Some("Field guide"));
+    // Spine order, percent-encoded and `..` paths resolved, and the
+    // navigation document (its entries repeat the headings) left out.
+    assert_eq!(
+        e.text,
+        "Setting up\n\nCharge the unit for 4 hours.\n\nStorage\n\nStore it below 30 °C."
+    );
+    // Through the index: headings start sections.
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "guide.epub", &book);
+    let index_dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(index_dir.path()).unwrap();
+    let report = index
+        .update(docs.path(), &IndexConfig::default(), &mut |_| {})
+        .unwrap();
+    assert_eq!((report.added, report.skipped.len()), (1, 0), "{report:?}");
+    assert_eq!(
+        index.get("guide.epub#chunk-2").unwrap().unwrap().content,
+        "Storage\n\nStore it below 30 °C."
+    );
+
+    let err = |bytes: &[u8]| match extract("x.epub", bytes) {
+        Err(ExtractError::Corrupt { format, message }) => {
+            assert_eq!(format, "epub");
+            message
+        }
+        other => panic!("{other:?}"),
+    };
+    let drm = make_epub(
+        "application/epub+zip",
+        &pages,
+        &[(
+            "META-INF/encryption.xml",
+            r#"<encryption><EncryptedData><CipherData><CipherReference URI="OPS/text/one two.xhtml"/></CipherData></EncryptedData></encryption>"#,
+        )],
+    );
+    assert!(err(&drm).contains("DRM-protected"), "{}", err(&drm));
+    // Obfuscated fonts are not DRM: the book reads.
+    let fonts = make_epub(
+        "application/epub+zip",
+        &pages,
+        &[(
+            "META-INF/encryption.xml",
+            r#"<encryption><EncryptedData><CipherData><CipherReference URI="OPS/fonts/a.otf"/></CipherData></EncryptedData></encryption>"#,
+        )],
+    );
+    assert!(extract("x.epub", &fonts).is_ok());
+    let odt_renamed = make_epub("application/vnd.oasis.opendocument.text", &pages, &[]);
+    assert!(
+        err(&odt_renamed).contains("not an EPUB"),
+        "{}",
+        err(&odt_renamed)
+    );
+    assert!(!err(b"PK\x03\x04 not really a zip").is_empty());
+    assert!(!err(&libreoffice_odt()).is_empty());
 }

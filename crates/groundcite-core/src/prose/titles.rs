@@ -15,6 +15,7 @@ pub fn normalize_title(title: &str) -> String {
                         | "doc"
                         | "docx"
                         | "odt"
+                        | "epub"
                         | "txt"
                         | "md"
                         | "html"

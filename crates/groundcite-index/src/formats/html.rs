@@ -6,6 +6,12 @@
 //! `role="navigation"`, the navigation classes of common documentation
 //! generators), `<aside>` and `<footer>`. When the page marks its main
 //! content (`<main>` or `role="main"`), only that is kept.
+//!
+//! Notes are read by their semantics (EPUB's `epub:type`, ARIA's DPUB
+//! roles): a footnote or endnote is kept even as an `<aside>`; a note
+//! reference (`noteref`, `doc-noteref`) and a note's link back to it are
+//! markers, not text, so "…you leave.<sup>1</sup> The portal…" reads as
+//! two sentences.
 
 use std::collections::BTreeMap;
 
@@ -76,6 +82,7 @@ const BLOCKS: &[&str] = &[
     "br",
     "details",
     "summary",
+    "aside",
 ];
 
 /// Elements without an end tag: they must not open a dropped region.
@@ -117,6 +124,46 @@ fn is_nav(name: &str, attrs: &Attrs) -> bool {
     })
 }
 
+/// The element's semantic types: EPUB's `epub:type` and ARIA's `role`.
+fn semantics(attrs: &Attrs) -> impl Iterator<Item = &str> {
+    attrs
+        .get(b"epub:type".as_slice())
+        .into_iter()
+        .chain(attrs.get(b"role".as_slice()))
+        .flat_map(|v| v.split_ascii_whitespace())
+}
+
+/// A footnote or endnote: text, even where its element (`<aside>`) is
+/// otherwise dropped.
+fn is_note(attrs: &Attrs) -> bool {
+    semantics(attrs).any(|t| {
+        [
+            "footnote",
+            "endnote",
+            "rearnote",
+            "doc-footnote",
+            "doc-endnote",
+        ]
+        .iter()
+        .any(|n| t.eq_ignore_ascii_case(n))
+    })
+}
+
+/// A note reference or a note's link back to it: a marker ("1", "↩"),
+/// not text. Inside a note, any link to a fragment of the page is one
+/// (LibreOffice marks its back-links with nothing else).
+fn is_note_marker(name: &str, attrs: &Attrs, in_note: bool) -> bool {
+    semantics(attrs).any(|t| {
+        ["noteref", "doc-noteref", "doc-backlink"]
+            .iter()
+            .any(|n| t.eq_ignore_ascii_case(n))
+    }) || (in_note
+        && name == "a"
+        && attrs
+            .get(b"href".as_slice())
+            .is_some_and(|h| h.starts_with('#')))
+}
+
 fn is_main(name: &str, attrs: &Attrs) -> bool {
     name == "main"
         || attrs
@@ -154,6 +201,8 @@ struct Walker {
     skip: Option<(String, usize)>,
     /// Inside the main element (depth); `None` when the page has none.
     main: Option<(String, usize)>,
+    /// Inside a footnote or endnote: its element's name and depth.
+    note: Option<(String, usize)>,
     in_title: bool,
     title: String,
     first_h1: Option<String>,
@@ -215,9 +264,21 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                     continue;
                 }
                 let void = VOID.contains(&name.as_str()) || tag.self_closing;
-                if !void && (DROPPED.contains(&name.as_str()) || is_nav(&name, &attrs)) {
+                let dropped = DROPPED.contains(&name.as_str()) && !is_note(&attrs);
+                if !void
+                    && (dropped
+                        || is_nav(&name, &attrs)
+                        || is_note_marker(&name, &attrs, w.note.is_some()))
+                {
                     w.skip = Some((name, 1));
                     continue;
+                }
+                if let Some((note, depth)) = w.note.as_mut() {
+                    if *note == name && !void {
+                        *depth += 1;
+                    }
+                } else if is_note(&attrs) && !void {
+                    w.note = Some((name.clone(), 1));
                 }
                 if let Some((main, depth)) = w.main.as_mut() {
                     if *main == name && !void {
@@ -256,6 +317,14 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                         }
                     }
                     continue;
+                }
+                if let Some((note, depth)) = w.note.as_mut()
+                    && *note == name
+                {
+                    *depth -= 1;
+                    if *depth == 0 {
+                        w.note = None;
+                    }
                 }
                 let collecting = w.collecting(has_main);
                 if collecting && BLOCKS.contains(&name.as_str()) {
@@ -408,6 +477,27 @@ mod tests {
         ] {
             assert_eq!(extract(html).title.as_deref(), Some(want));
         }
+    }
+
+    #[test]
+    fn notes_are_text_and_their_markers_are_not() {
+        // EPUB 3 (LibreOffice's export): a noteref in the sentence, the
+        // footnote as an <aside> whose first link points back.
+        let epub = br##"<body><p>Book before you leave.<sup id="c1"><a epub:type="noteref" href="#d1">1</a></sup> The portal applies rates.</p>
+            <aside epub:type="footnote" id="d1"><p><sup><a href="#c1">1</a></sup>Late trips need approval, see <a href="https://example.com/x">the form</a>.</p></aside>
+            <aside class="related"><p>Also read this.</p></aside></body>"##;
+        assert_eq!(
+            extract(epub).text,
+            "Book before you leave. The portal applies rates.\n\n\
+             Late trips need approval, see the form."
+        );
+        // Pandoc: ARIA's DPUB roles.
+        let pandoc = br##"<p>Rates apply.<a href="#fn1" class="footnote-ref" id="fnref1" role="doc-noteref"><sup>1</sup></a> Book early.</p>
+            <section class="footnotes" role="doc-endnotes"><hr /><ol><li id="fn1"><p>Negotiated rates only.<a href="#fnref1" class="footnote-back" role="doc-backlink">&#8617;&#65038;</a></p></li></ol></section>"##;
+        assert_eq!(
+            extract(pandoc).text,
+            "Rates apply. Book early.\n\nNegotiated rates only."
+        );
     }
 
     #[test]

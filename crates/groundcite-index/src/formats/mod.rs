@@ -1,5 +1,5 @@
 //! Turning a file's bytes into text the chunker can cut: Markdown and plain
-//! text as they are; PDF (text layer), HTML, DOCX and ODT through an
+//! text as they are; PDF (text layer), HTML, DOCX, ODT and EPUB through an
 //! extractor.
 //!
 //! An extractor returns the text it built plus its structure (paragraphs and
@@ -10,6 +10,7 @@
 
 mod cmap;
 mod docx;
+mod epub;
 mod html;
 mod odt;
 mod package;
@@ -37,6 +38,9 @@ pub enum Format {
     /// `.odt` (OpenDocument text): paragraphs; `<text:h>` headings and
     /// `Title` / `Heading N` paragraph styles start sections.
     Odt,
+    /// `.epub` (EPUB 2 and 3): the spine's XHTML documents in reading
+    /// order, each read as HTML; the navigation document left out.
+    Epub,
     /// `.rst`, `.rest` (Sphinx, docutils): section titles start sections;
     /// explicit markup (`.. note::`, comments, targets) is not text.
     Rst,
@@ -65,6 +69,7 @@ impl Format {
             "html" | "htm" | "xhtml" => Format::Html,
             "docx" => Format::Docx,
             "odt" => Format::Odt,
+            "epub" => Format::Epub,
             _ => return None,
         })
     }
@@ -80,6 +85,7 @@ impl Format {
             Format::Html => "html",
             Format::Docx => "docx",
             Format::Odt => "odt",
+            Format::Epub => "epub",
         }
     }
 }
@@ -192,6 +198,7 @@ pub fn extract(rel_path: &str, bytes: &[u8]) -> Result<Extracted, ExtractError> 
         Format::Html => Ok(html::extract(bytes)),
         Format::Docx => guarded(format, || docx::extract(bytes)),
         Format::Odt => guarded(format, || odt::extract(bytes)),
+        Format::Epub => guarded(format, || epub::extract(bytes)),
         // The PDF crates index into what the file says without always
         // checking it: a panic there is a bad file, not a bad index run.
         Format::Pdf => guarded(format, || pdf::extract(bytes)),

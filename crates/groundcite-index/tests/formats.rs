@@ -717,3 +717,69 @@ fn epub_spine_order_paths_navigation_and_unreadable_books() {
     assert!(!err(b"PK\x03\x04 not really a zip").is_empty());
     assert!(!err(&libreoffice_odt()).is_empty());
 }
+
+/// LibreOffice's DOCX of `testdata/odt/travel-policy.fodt`
+/// (`soffice --headless --convert-to "docx:MS Word 2007 XML"`): a table of
+/// contents in a content control around a `TOC` field, a footnote, a
+/// tracked deletion and a comment. LibreOffice writes the hidden section as
+/// ordinary text, so it is read.
+#[test]
+fn docx_from_libreoffice_reads_footnotes_and_leaves_out_the_table_of_contents() {
+    let bytes = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/docx/travel-policy.docx"),
+    )
+    .unwrap();
+    let e = extract("policies/travel.docx", &bytes).unwrap();
+    assert_eq!(e.title.as_deref(), Some("Travel policy 2026"));
+    assert_eq!(
+        e.text,
+        "Northwind travel policy\n\n\
+         Booking travel\n\n\
+         Book every business trip through the travel portal at least 14 days before you leave. \
+         The portal applies the negotiated rates automatically.\n\n\
+         Trips booked later need your manager's written approval.\n\n\
+         Rail and air\n\n\
+         Take the train for journeys under 4 hours. Flights are booked in economy class.\n\n\
+         Seat reservations are reimbursed.\n\n\
+         Checked baggage up to 23 kg is reimbursed.\n\n\
+         Daily allowances\n\n\
+         Trips over 8 hours\n\n€28 per day\n\nOvernight stays\n\n€40 per day & hotel\n\n\
+         Allowances rise to €50 in 2027."
+    );
+}
+
+/// Word's own shapes, made here: a `TOC` field with no content control
+/// around it, hidden text (`w:vanish`, and `w:val="0"` that is not), an
+/// endnote, and the separators Word keeps among the footnotes.
+#[test]
+fn docx_hidden_text_toc_fields_and_endnotes() {
+    let w = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main""#;
+    let document = format!(
+        r#"<w:document {w}><w:body>
+<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> TOC \o "1-3" \h </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>Claims</w:t></w:r><w:r><w:tab/><w:t>2</w:t></w:r></w:p>
+<w:p><w:r><w:t>Limits</w:t></w:r><w:r><w:tab/><w:t>3</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>
+<w:p><w:r><w:t xml:space="preserve">Claims are paid within 10 days</w:t></w:r><w:r><w:rPr><w:vanish/></w:rPr><w:t xml:space="preserve"> (or 30, internal note)</w:t></w:r><w:r><w:rPr><w:vanish w:val="0"/></w:rPr><w:t>.</w:t></w:r><w:r><w:endnoteReference w:id="1"/></w:r><w:r><w:t xml:space="preserve"> See the </w:t></w:r><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> HYPERLINK "https://example.com" </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>claims page</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r><w:r><w:t>.</w:t></w:r></w:p>
+</w:body></w:document>"#
+    );
+    let endnotes = format!(
+        r#"<w:endnotes {w}><w:endnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:endnote><w:endnote w:type="continuationSeparator" w:id="0"><w:p><w:r><w:t>cont</w:t></w:r></w:p></w:endnote><w:endnote w:id="1"><w:p><w:r><w:endnoteRef/></w:r><w:r><w:t xml:space="preserve"> Working days, not calendar days.</w:t></w:r></w:p></w:endnote></w:endnotes>"#
+    );
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, body) in [
+            ("word/document.xml", document),
+            ("word/endnotes.xml", endnotes),
+        ] {
+            zip.start_file(name, opts).unwrap();
+            zip.write_all(body.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+    let e = extract("claims.docx", &out.into_inner()).unwrap();
+    assert_eq!(
+        e.text,
+        "Claims are paid within 10 days. See the claims page.\n\nWorking days, not calendar days."
+    );
+}

@@ -115,6 +115,43 @@ fn make_textless_pdf() -> Vec<u8> {
     out
 }
 
+/// Why `bytes` named `name` is a corrupt file of its format (panics when
+/// it is read, or fails otherwise).
+fn corrupt_reason(name: &str, bytes: &[u8]) -> String {
+    match extract(name, bytes) {
+        Err(ExtractError::Corrupt { format, message }) => {
+            assert_eq!(Some(format), name.rsplit('.').next());
+            message
+        }
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+/// A fresh index of `docs` (its directory lives as long as the guard).
+fn index_folder(docs: &Path) -> (tempfile::TempDir, Index, groundcite_index::UpdateReport) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open_or_create(dir.path()).unwrap();
+    let report = index
+        .update(docs, &IndexConfig::default(), &mut |_| {})
+        .unwrap();
+    (dir, index, report)
+}
+
+/// A ZIP of `(name, text)` parts, in order (DOCX, ODT and EPUB packages).
+fn zip_parts<N: AsRef<str>, B: AsRef<str>>(parts: impl IntoIterator<Item = (N, B)>) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, body) in parts {
+            zip.start_file(name.as_ref(), opts).unwrap();
+            zip.write_all(body.as_ref().as_bytes()).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+    out.into_inner()
+}
+
 /// A DOCX with a title in its core properties, a `Heading1` paragraph
 /// (style named "heading 1"), body paragraphs split into runs, a tab (read
 /// as a space, like all white space inside a paragraph), an
@@ -134,21 +171,11 @@ fn make_docx(title: &str) -> Vec<u8> {
     let core = format!(
         r#"<?xml version="1.0" encoding="UTF-8"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{title}</dc:title></cp:coreProperties>"#
     );
-    let mut out = std::io::Cursor::new(Vec::new());
-    {
-        let mut zip = zip::ZipWriter::new(&mut out);
-        let opts = zip::write::SimpleFileOptions::default();
-        for (name, body) in [
-            ("word/document.xml", document.to_string()),
-            ("word/styles.xml", styles.to_string()),
-            ("docProps/core.xml", core),
-        ] {
-            zip.start_file(name, opts).unwrap();
-            zip.write_all(body.as_bytes()).unwrap();
-        }
-        zip.finish().unwrap();
-    }
-    out.into_inner()
+    zip_parts([
+        ("word/document.xml", document.to_string()),
+        ("word/styles.xml", styles.to_string()),
+        ("docProps/core.xml", core),
+    ])
 }
 
 const PAGE_1: &[&str] = &[
@@ -213,11 +240,7 @@ fn unreadable_files_are_named_and_the_rest_is_indexed() {
     );
     write(docs.path(), "broken.docx", b"PK\x03\x04 not really a zip");
     write(docs.path(), "notes.md", b"# Notes\n\nStill indexed.\n");
-    let index_dir = tempfile::tempdir().unwrap();
-    let mut index = Index::open_or_create(index_dir.path()).unwrap();
-    let report = index
-        .update(docs.path(), &IndexConfig::default(), &mut |_| {})
-        .unwrap();
+    let (_index_dir, _index, report) = index_folder(docs.path());
     assert_eq!(report.added, 2, "{report:?}");
     let skipped: Vec<&str> = report.skipped.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(
@@ -253,11 +276,7 @@ fn html_and_docx_sections_become_headings_without_pages() {
           <h2>Exchanges</h2><p>Exchanges ship free of charge.</p></body></html>",
     );
     write(docs.path(), "handbook.docx", &make_docx("Service handbook"));
-    let index_dir = tempfile::tempdir().unwrap();
-    let mut index = Index::open_or_create(index_dir.path()).unwrap();
-    let report = index
-        .update(docs.path(), &IndexConfig::default(), &mut |_| {})
-        .unwrap();
+    let (_index_dir, index, report) = index_folder(docs.path());
     assert_eq!((report.added, report.skipped.len()), (2, 0), "{report:?}");
 
     let hit = &index.search("exchanges free", 1).unwrap()[0];
@@ -408,6 +427,20 @@ fn changed_pdf_is_reindexed_and_old_glyph_tables_go() {
     assert_eq!(index.locate("a.pdf#chunk-9", Span::new(0, 3)), None);
 }
 
+/// The text of `testdata/odt/travel-policy.fodt` as the document shows it:
+/// its ODT and DOCX (both saved by LibreOffice) must read as this.
+const TRAVEL_POLICY: &str = "Northwind travel policy\n\n\
+         Booking travel\n\n\
+         Book every business trip through the travel portal at least 14 days before you leave. \
+         The portal applies the negotiated rates automatically.\n\n\
+         Trips booked later need your manager's written approval.\n\n\
+         Rail and air\n\n\
+         Take the train for journeys under 4 hours. Flights are booked in economy class.\n\n\
+         Seat reservations are reimbursed.\n\n\
+         Checked baggage up to 23 kg is reimbursed.\n\n\
+         Daily allowances\n\n\
+         Trips over 8 hours\n\n€28 per day\n\nOvernight stays\n\n€40 per day & hotel";
+
 /// The LibreOffice ODT of `testdata/odt/travel-policy.fodt` (made with
 /// `soffice --headless --convert-to odt:writer8 travel-policy.fodt`):
 /// a title paragraph, a table of contents, a footnote, a tracked deletion,
@@ -422,28 +455,11 @@ fn odt_from_libreoffice_reads_the_body_and_leaves_out_what_is_not_text() {
     let e = extract("policies/travel.odt", &libreoffice_odt()).unwrap();
     assert_eq!(e.format, Format::Odt);
     assert_eq!(e.title.as_deref(), Some("Travel policy 2026"));
-    assert_eq!(
-        e.text,
-        "Northwind travel policy\n\n\
-         Booking travel\n\n\
-         Book every business trip through the travel portal at least 14 days before you leave. \
-         The portal applies the negotiated rates automatically.\n\n\
-         Trips booked later need your manager's written approval.\n\n\
-         Rail and air\n\n\
-         Take the train for journeys under 4 hours. Flights are booked in economy class.\n\n\
-         Seat reservations are reimbursed.\n\n\
-         Checked baggage up to 23 kg is reimbursed.\n\n\
-         Daily allowances\n\n\
-         Trips over 8 hours\n\n€28 per day\n\nOvernight stays\n\n€40 per day & hotel"
-    );
+    assert_eq!(e.text, TRAVEL_POLICY);
 
     let docs = tempfile::tempdir().unwrap();
     write(docs.path(), "policies/travel.odt", &libreoffice_odt());
-    let index_dir = tempfile::tempdir().unwrap();
-    let mut index = Index::open_or_create(index_dir.path()).unwrap();
-    let report = index
-        .update(docs.path(), &IndexConfig::default(), &mut |_| {})
-        .unwrap();
+    let (_index_dir, index, report) = index_folder(docs.path());
     assert_eq!((report.added, report.skipped.len()), (1, 0), "{report:?}");
     let hit = &index.search("how heavy can checked baggage be", 1).unwrap()[0];
     assert!(hit.chunk_id.starts_with("policies/travel.odt#chunk-"));
@@ -487,17 +503,7 @@ fn make_odt(mimetype: &str, meta: Option<&str>, content: &str, encrypted: bool) 
             ),
         ));
     }
-    let mut out = std::io::Cursor::new(Vec::new());
-    {
-        let mut zip = zip::ZipWriter::new(&mut out);
-        let opts = zip::write::SimpleFileOptions::default();
-        for (name, body) in parts {
-            zip.start_file(name, opts).unwrap();
-            zip.write_all(body.as_bytes()).unwrap();
-        }
-        zip.finish().unwrap();
-    }
-    out.into_inner()
+    zip_parts(parts)
 }
 
 const ODT_MIME: &str = "application/vnd.oasis.opendocument.text";
@@ -532,13 +538,7 @@ fn odt_titles_styles_frames_and_unreadable_packages() {
     .unwrap();
     assert_eq!(e.title.as_deref(), Some("Overview"));
 
-    let err = |bytes: &[u8]| match extract("x.odt", bytes) {
-        Err(ExtractError::Corrupt { format, message }) => {
-            assert_eq!(format, "odt");
-            message
-        }
-        other => panic!("{other:?}"),
-    };
+    let err = |bytes: &[u8]| corrupt_reason("x.odt", bytes);
     let spreadsheet = make_odt(
         "application/vnd.oasis.opendocument.spreadsheet",
         None,
@@ -634,17 +634,7 @@ fn make_epub(mimetype: &str, pages: &[(&str, &str)], extra: &[(&str, &str)]) -> 
     for (name, body) in extra {
         parts.push(((*name).into(), (*body).into()));
     }
-    let mut out = std::io::Cursor::new(Vec::new());
-    {
-        let mut zip = zip::ZipWriter::new(&mut out);
-        let opts = zip::write::SimpleFileOptions::default();
-        for (name, body) in parts {
-            zip.start_file(name, opts).unwrap();
-            zip.write_all(body.as_bytes()).unwrap();
-        }
-        zip.finish().unwrap();
-    }
-    out.into_inner()
+    zip_parts(parts)
 }
 
 #[test]
@@ -671,24 +661,14 @@ fn epub_spine_order_paths_navigation_and_unreadable_books() {
     // Through the index: headings start sections.
     let docs = tempfile::tempdir().unwrap();
     write(docs.path(), "guide.epub", &book);
-    let index_dir = tempfile::tempdir().unwrap();
-    let mut index = Index::open_or_create(index_dir.path()).unwrap();
-    let report = index
-        .update(docs.path(), &IndexConfig::default(), &mut |_| {})
-        .unwrap();
+    let (_index_dir, index, report) = index_folder(docs.path());
     assert_eq!((report.added, report.skipped.len()), (1, 0), "{report:?}");
     assert_eq!(
         index.get("guide.epub#chunk-2").unwrap().unwrap().content,
         "Storage\n\nStore it below 30 °C."
     );
 
-    let err = |bytes: &[u8]| match extract("x.epub", bytes) {
-        Err(ExtractError::Corrupt { format, message }) => {
-            assert_eq!(format, "epub");
-            message
-        }
-        other => panic!("{other:?}"),
-    };
+    let err = |bytes: &[u8]| corrupt_reason("x.epub", bytes);
     let drm = make_epub(
         "application/epub+zip",
         &pages,
@@ -733,18 +713,7 @@ fn docx_from_libreoffice_reads_footnotes_and_leaves_out_the_table_of_contents() 
     assert_eq!(e.title.as_deref(), Some("Travel policy 2026"));
     assert_eq!(
         e.text,
-        "Northwind travel policy\n\n\
-         Booking travel\n\n\
-         Book every business trip through the travel portal at least 14 days before you leave. \
-         The portal applies the negotiated rates automatically.\n\n\
-         Trips booked later need your manager's written approval.\n\n\
-         Rail and air\n\n\
-         Take the train for journeys under 4 hours. Flights are booked in economy class.\n\n\
-         Seat reservations are reimbursed.\n\n\
-         Checked baggage up to 23 kg is reimbursed.\n\n\
-         Daily allowances\n\n\
-         Trips over 8 hours\n\n€28 per day\n\nOvernight stays\n\n€40 per day & hotel\n\n\
-         Allowances rise to €50 in 2027."
+        format!("{TRAVEL_POLICY}\n\nAllowances rise to €50 in 2027.")
     );
 }
 
@@ -764,20 +733,11 @@ fn docx_hidden_text_toc_fields_and_endnotes() {
     let endnotes = format!(
         r#"<w:endnotes {w}><w:endnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:endnote><w:endnote w:type="continuationSeparator" w:id="0"><w:p><w:r><w:t>cont</w:t></w:r></w:p></w:endnote><w:endnote w:id="1"><w:p><w:r><w:endnoteRef/></w:r><w:r><w:t xml:space="preserve"> Working days, not calendar days.</w:t></w:r></w:p></w:endnote></w:endnotes>"#
     );
-    let mut out = std::io::Cursor::new(Vec::new());
-    {
-        let mut zip = zip::ZipWriter::new(&mut out);
-        let opts = zip::write::SimpleFileOptions::default();
-        for (name, body) in [
-            ("word/document.xml", document),
-            ("word/endnotes.xml", endnotes),
-        ] {
-            zip.start_file(name, opts).unwrap();
-            zip.write_all(body.as_bytes()).unwrap();
-        }
-        zip.finish().unwrap();
-    }
-    let e = extract("claims.docx", &out.into_inner()).unwrap();
+    let docx = zip_parts([
+        ("word/document.xml", document),
+        ("word/endnotes.xml", endnotes),
+    ]);
+    let e = extract("claims.docx", &docx).unwrap();
     assert_eq!(
         e.text,
         "Claims are paid within 10 days. See the claims page.\n\nWorking days, not calendar days."

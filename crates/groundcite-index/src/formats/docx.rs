@@ -259,13 +259,5 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
             }
         }
     }
-    let TextBuilder { text, blocks } = out;
-    Ok(Extracted {
-        format: Format::Docx,
-        text,
-        title: meta_title.or(first_heading),
-        blocks: Some(blocks),
-        pages: Vec::new(),
-        layout: None,
-    })
+    Ok(out.finish(Format::Docx, meta_title.or(first_heading)))
 }

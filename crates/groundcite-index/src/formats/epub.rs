@@ -178,15 +178,10 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
             out.block(body, block.heading);
         }
     }
-    let TextBuilder { text, blocks } = out;
-    Ok(Extracted {
-        format: Format::Epub,
-        text,
-        title: dc_title(&opf).or(first_title).or(first_heading),
-        blocks: Some(blocks),
-        pages: Vec::new(),
-        layout: None,
-    })
+    Ok(out.finish(
+        Format::Epub,
+        dc_title(&opf).or(first_title).or(first_heading),
+    ))
 }
 
 #[cfg(test)]

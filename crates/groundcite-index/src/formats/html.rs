@@ -360,15 +360,7 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
         .map(|t| page_title(t, w.first_h1.as_deref()))
         .or(w.first_h1)
         .or(w.first_heading);
-    let TextBuilder { text, blocks } = w.out;
-    Extracted {
-        format: Format::Html,
-        text,
-        title,
-        blocks: Some(blocks),
-        pages: Vec::new(),
-        layout: None,
-    }
+    w.out.finish(Format::Html, title)
 }
 
 /// Separators between a page's own title and its site's name in `<title>`

@@ -234,6 +234,18 @@ pub(crate) struct TextBuilder {
 }
 
 impl TextBuilder {
+    /// The document built, block by block, with the title its format gives.
+    pub(crate) fn finish(self, format: Format, title: Option<String>) -> Extracted {
+        Extracted {
+            format,
+            text: self.text,
+            title,
+            blocks: Some(self.blocks),
+            pages: Vec::new(),
+            layout: None,
+        }
+    }
+
     /// Appends a block (trimmed; nothing when blank). Returns its range.
     pub(crate) fn block(&mut self, body: &str, heading: Option<u8>) -> Option<Range<usize>> {
         let body = body.trim();

@@ -255,15 +255,7 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
             _ => {}
         }
     }
-    let TextBuilder { text, blocks } = out;
-    Ok(Extracted {
-        format: Format::Odt,
-        text,
-        title: meta_title.or(first_title).or(first_heading),
-        blocks: Some(blocks),
-        pages: Vec::new(),
-        layout: None,
-    })
+    Ok(out.finish(Format::Odt, meta_title.or(first_title).or(first_heading)))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Read;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use groundcite_core::{Chunk, Contract, QuoteLocation, Span};
@@ -761,13 +762,39 @@ fn file_sentences(
                     .map(String::as_str)
                     .filter(|h| *h != title),
             );
-            ChunkEntry::build(&c.chunk_id, &c.content, &context.join(" > "), embed)
+            let headings = heading_ranges(doc, c);
+            ChunkEntry::build(
+                &c.chunk_id,
+                &c.content,
+                &headings,
+                &context.join(" > "),
+                embed,
+            )
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(FileSentences {
         hash: hash.to_string(),
         chunks,
     })
+}
+
+/// The byte ranges of `chunk`'s content that its document's own blocks
+/// mark as headings (extracted formats; Markdown marks them in the text).
+fn heading_ranges(doc: &Extracted, chunk: &DocChunk) -> Vec<Range<usize>> {
+    let Some(blocks) = &doc.blocks else {
+        return Vec::new();
+    };
+    // `content` is `text[byte_range]` trimmed; find where it starts.
+    let Some(raw) = doc.text.get(chunk.byte_range.clone()) else {
+        return Vec::new();
+    };
+    let start = chunk.byte_range.start + (raw.len() - raw.trim_start().len());
+    let end = start + chunk.content.len();
+    blocks
+        .iter()
+        .filter(|b| b.heading.is_some() && b.range.start < end && start < b.range.end)
+        .map(|b| b.range.start.max(start) - start..b.range.end.min(end) - start)
+        .collect()
 }
 
 /// A PDF's glyph table with the code point offset of each chunk.

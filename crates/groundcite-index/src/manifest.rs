@@ -32,7 +32,11 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 // 7: a dot that closes an abbreviation ("e.g.", "etc." before a lower-case
 //    word) no longer ends a sentence (the sentence store's units change);
 //    AsciiDoc files are read.
-const PIPELINE_VERSION: u32 = 7;
+// 8: an extracted document's headings are no longer stored sentences (they
+//    were candidate quotes and gate evidence); an HTML table row is one
+//    paragraph, its cells separated by " | "; an HTML page's own table of
+//    contents (blocks of in-page links only) is left out.
+const PIPELINE_VERSION: u32 = 8;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 
 use crate::error::IndexError;
@@ -105,10 +106,13 @@ impl ChunkEntry {
     }
 
     /// Builds an entry, embedding `context: sentence` for each sentence when
-    /// `embed` is given.
+    /// `embed` is given. `headings` are the byte ranges of `content` that
+    /// an extracted document (HTML, DOCX, PDF, …) marks as headings: their
+    /// text is context, never a statement, as a Markdown `#` line is not.
     pub(crate) fn build(
         chunk_id: &str,
         content: &str,
+        headings: &[Range<usize>],
         context: &str,
         embed: Option<&dyn Embed>,
     ) -> Result<ChunkEntry, String> {
@@ -124,6 +128,7 @@ impl ChunkEntry {
             (r.start + lead, r.end - trail)
         })
         .filter(|(a, b)| a < b)
+        .filter(|&(a, b)| !headings.iter().any(|h| h.start <= a && b <= h.end))
         .collect();
         let mut sentences: Vec<StoredSentence> = spans
             .iter()
@@ -518,7 +523,7 @@ mod tests {
     fn store() -> SentenceStore {
         let content = "# Refunds\n\nRefunds take five days. Opened software can't be refunded.\n";
         let entry =
-            ChunkEntry::build("a.md#chunk-1", content, "Refunds", Some(&Toy)).expect("built");
+            ChunkEntry::build("a.md#chunk-1", content, &[], "Refunds", Some(&Toy)).expect("built");
         let mut s = SentenceStore {
             model: Some("toy".into()),
             dim: 3,
@@ -564,7 +569,7 @@ mod tests {
         assert!(!s.is_current("a.md", "h", Some("other-model")));
         // A file changed while indexing without the model: no vectors.
         let content = "# Cards\n\nCards arrive in 3 days.\n";
-        let bare = ChunkEntry::build("b.md#chunk-1", content, "Cards", None).expect("built");
+        let bare = ChunkEntry::build("b.md#chunk-1", content, &[], "Cards", None).expect("built");
         s.files.insert(
             "b.md".into(),
             FileSentences {

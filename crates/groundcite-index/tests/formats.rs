@@ -306,6 +306,59 @@ fn html_and_docx_sections_become_headings_without_pages() {
     );
 }
 
+/// A table row is read as one paragraph (a cell means little without its
+/// row; an empty cell keeps its place), and a heading of an extracted page is context, never a stored
+/// sentence: the embedded model cannot quote "Ports Used for Sharing" as a
+/// claim, as it cannot quote a Markdown `#` line.
+#[test]
+fn html_table_rows_are_paragraphs_and_headings_are_never_sentences() {
+    let docs = tempfile::tempdir().unwrap();
+    write(
+        docs.path(),
+        "firewalls.html",
+        b"<html><head><title>Firewalls</title></head><body>\
+          <h1>Ports Used for Printer Sharing</h1>\
+          <p>Table 2 lists the ports used for SMB printer sharing.</p>\
+          <table><thead><tr><th>Port</th><th>Protocol</th><th>Description</th></tr></thead>\
+          <tbody><tr><td>139 (SMB)</td><td>TCP</td><td>Windows SMB printing.</td></tr>\
+          <tr><td>445</td><td></td><td>Authenticated <b>SMB</b> printing.</td></tr></tbody></table>\
+          </body></html>",
+    );
+    let (_index_dir, index, _) = index_folder(docs.path());
+    let chunk = index.get("firewalls.html#chunk-1").unwrap().unwrap();
+    assert_eq!(
+        chunk.content,
+        "Ports Used for Printer Sharing\n\n\
+         Table 2 lists the ports used for SMB printer sharing.\n\n\
+         Port | Protocol | Description\n\n\
+         139 (SMB) | TCP | Windows SMB printing.\n\n\
+         445 | | Authenticated SMB printing."
+    );
+    let sentences: Vec<&str> = index
+        .sentences_of(&chunk.chunk_id, None)
+        .into_iter()
+        .map(|h| &chunk.content[h.start..h.end])
+        .collect();
+    assert_eq!(
+        sentences,
+        [
+            "Table 2 lists the ports used for SMB printer sharing.",
+            "Port | Protocol | Description",
+            "139 (SMB) | TCP | Windows SMB printing.",
+            "445 | | Authenticated SMB printing.",
+        ]
+    );
+    // The heading is still the sentences' context.
+    assert!(
+        index
+            .sentences_of(&chunk.chunk_id, None)
+            .iter()
+            .all(|h| h.context == "Firewalls > Ports Used for Printer Sharing"),
+        "{:?}",
+        index.sentences_of(&chunk.chunk_id, None)
+    );
+}
+
 /// The span of `quote` in `content`, in code points.
 fn span_of(content: &str, quote: &str) -> Span {
     let byte = content.find(quote).unwrap();

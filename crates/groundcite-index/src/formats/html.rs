@@ -60,8 +60,6 @@ const BLOCKS: &[&str] = &[
     "blockquote",
     "table",
     "tr",
-    "td",
-    "th",
     "caption",
     "section",
     "article",
@@ -203,6 +201,11 @@ struct Walker {
     main: Option<(String, usize)>,
     /// Inside a footnote or endnote: its element's name and depth.
     note: Option<(String, usize)>,
+    /// Inside an `<a href="#…">`: a link to a place on the same page.
+    in_page_link: bool,
+    /// The current block has text inside, and text outside, such links.
+    link_text: bool,
+    other_text: bool,
     in_title: bool,
     title: String,
     first_h1: Option<String>,
@@ -219,6 +222,17 @@ impl Walker {
         } else {
             collapse_spaces(&self.buf)
         };
+        // A block that is nothing but links to places on this page is the
+        // page's own table of contents ("Printer Driver Basics" above the
+        // section of that name): navigation, not text. A heading that is
+        // its own permalink stays a heading.
+        let contents_entry = self.heading.is_none() && self.link_text && !self.other_text;
+        self.link_text = false;
+        self.other_text = false;
+        if contents_entry {
+            self.buf.clear();
+            return;
+        }
         if let Some(level) = self.heading
             && !body.is_empty()
         {
@@ -299,8 +313,17 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 if name == "pre" {
                     w.pre += 1;
                 }
+                if name == "a" {
+                    w.in_page_link = attrs
+                        .get(b"href".as_slice())
+                        .is_some_and(|h| h.trim_start().starts_with('#'));
+                }
+                // A table row is one paragraph: a cell means little
+                // without the rest of its row ("139 (SMB) | TCP | IN |
+                // Windows SMB printing."), so cells are joined, not split.
                 if name == "td" || name == "th" {
-                    w.buf.push(' ');
+                    let sep = if w.buf.trim().is_empty() { " " } else { " | " };
+                    w.buf.push_str(sep);
                 }
             }
             Token::EndTag(tag) => {
@@ -327,6 +350,9 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                     }
                 }
                 let collecting = w.collecting(has_main);
+                if name == "a" {
+                    w.in_page_link = false;
+                }
                 if collecting && BLOCKS.contains(&name.as_str()) {
                     w.flush();
                 }
@@ -348,7 +374,15 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 if w.in_title {
                     w.title.push_str(&lossy(&s.value));
                 } else if w.collecting(has_main) {
-                    w.buf.push_str(&lossy(&s.value));
+                    let text = lossy(&s.value);
+                    if !text.trim().is_empty() {
+                        if w.in_page_link {
+                            w.link_text = true;
+                        } else {
+                            w.other_text = true;
+                        }
+                    }
+                    w.buf.push_str(&text);
                 }
             }
             Token::Comment(_) | Token::Doctype(_) | Token::Error(_) => {}
@@ -405,6 +439,32 @@ mod tests {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn the_pages_own_contents_list_is_navigation() {
+        let html = br##"<html><head><title>Raster drivers</title></head><body>
+            <div class="contents"><h2>Contents</h2><ul>
+              <li><a href="#BASICS">Printer Driver Basics</a></li>
+              <li><a href="#FILTERS">Using Filters</a><ul><li><a href="#F1">Filter Order</a></li></ul></li>
+            </ul></div>
+            <h2 id="BASICS"><a href="#BASICS">Printer Driver Basics</a></h2>
+            <p>A driver is a PPD file and filters (see <a href="#FILTERS">Using Filters</a>).</p>
+            <ul><li><a href="other.html#x">Another page</a></li></ul>
+            </body></html>"##;
+        let e = extract(html);
+        assert_eq!(
+            blocks(&e),
+            [
+                ("Contents", Some(2)),
+                ("Printer Driver Basics", Some(2)),
+                (
+                    "A driver is a PPD file and filters (see Using Filters).",
+                    None
+                ),
+                ("Another page", None),
+            ]
+        );
     }
 
     #[test]

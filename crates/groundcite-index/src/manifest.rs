@@ -36,7 +36,8 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 //    were candidate quotes and gate evidence); an HTML table row is one
 //    paragraph, its cells separated by " | "; an HTML page's own table of
 //    contents (blocks of in-page links only) is left out.
-const PIPELINE_VERSION: u32 = 8;
+// 9: a DOCX or ODT table row is one paragraph, its cells separated by " | ".
+const PIPELINE_VERSION: u32 = 9;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

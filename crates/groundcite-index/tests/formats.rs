@@ -492,7 +492,7 @@ const TRAVEL_POLICY: &str = "Northwind travel policy\n\n\
          Seat reservations are reimbursed.\n\n\
          Checked baggage up to 23 kg is reimbursed.\n\n\
          Daily allowances\n\n\
-         Trips over 8 hours\n\n€28 per day\n\nOvernight stays\n\n€40 per day & hotel";
+         Trips over 8 hours | €28 per day\n\nOvernight stays | €40 per day & hotel";
 
 /// The LibreOffice ODT of `testdata/odt/travel-policy.fodt` (made with
 /// `soffice --headless --convert-to odt:writer8 travel-policy.fodt`):
@@ -641,7 +641,7 @@ fn epub_from_libreoffice_reads_the_spine_in_order() {
          Seat reservations are reimbursed.\n\n\
          Checked baggage up to 23 kg is reimbursed.\n\n\
          Daily allowances\n\n\
-         Trips over 8 hours\n\n€28 per day\n\nOvernight stays\n\n€40 per day & hotel\n\n\
+         Trips over 8 hours | €28 per day\n\nOvernight stays | €40 per day & hotel\n\n\
          Allowances rise to €50 in 2027.\n\n\
          Trips booked later need your manager's written approval."
     );
@@ -794,5 +794,187 @@ fn docx_hidden_text_toc_fields_and_endnotes() {
     assert_eq!(
         e.text,
         "Claims are paid within 10 days. See the claims page.\n\nWorking days, not calendar days."
+    );
+}
+
+/// The sentences the index stores for `chunk_id`, as text.
+fn sentences_of(index: &Index, chunk_id: &str) -> Vec<String> {
+    let chunk = index.get(chunk_id).unwrap().unwrap();
+    index
+        .sentences_of(chunk_id, None)
+        .into_iter()
+        .map(|h| chunk.content[h.start..h.end].to_owned())
+        .collect()
+}
+
+/// A DOCX table: a row is one paragraph, its cells joined by " | " (an
+/// empty cell keeps its place, a cell's paragraphs are joined by a space);
+/// a footnote cited in a cell is read after the row; a heading style in a
+/// cell does not make the row a heading; a deletion in a cell stays out.
+#[test]
+fn docx_table_rows_are_paragraphs() {
+    let w = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main""#;
+    let cell = |text: &str| format!("<w:tc><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:tc>");
+    let document = format!(
+        r#"<w:document {w}><w:body>
+<w:p><w:r><w:t>Table 3 lists the daily allowances.</w:t></w:r></w:p>
+<w:tbl><w:tblPr/><w:tblGrid><w:gridCol/><w:gridCol/><w:gridCol/></w:tblGrid>
+<w:tr><w:tc><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Trip</w:t></w:r></w:p></w:tc>{}{}</w:tr>
+<w:tr>{}<w:tc><w:p/></w:tc><w:tc><w:p><w:r><w:t>€28 per day</w:t></w:r><w:r><w:footnoteReference w:id="1"/></w:r><w:del><w:r><w:delText> (€25)</w:delText></w:r></w:del></w:p></w:tc></w:tr>
+<w:tr>{}{}<w:tc><w:p><w:r><w:t>€40 per day</w:t></w:r></w:p><w:p><w:r><w:t xml:space="preserve">  plus hotel</w:t></w:r></w:p></w:tc></w:tr>
+</w:tbl>
+<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Claims</w:t></w:r></w:p>
+<w:p><w:r><w:t>Claims go to finance within a month.</w:t></w:r></w:p>
+</w:body></w:document>"#,
+        cell("Receipts"),
+        cell("Allowance"),
+        cell("Over 8 hours"),
+        cell("Overnight"),
+        cell("Required"),
+    );
+    let footnotes = format!(
+        r#"<w:footnotes {w}><w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote><w:footnote w:id="1"><w:p><w:r><w:footnoteRef/></w:r><w:r><w:t xml:space="preserve"> Paid in the local currency.</w:t></w:r></w:p></w:footnote></w:footnotes>"#
+    );
+    let styles = format!(
+        r#"<w:styles {w}><w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style></w:styles>"#
+    );
+    let docx = zip_parts([
+        ("word/document.xml", document),
+        ("word/footnotes.xml", footnotes),
+        ("word/styles.xml", styles),
+    ]);
+    let e = extract("allowances.docx", &docx).unwrap();
+    // "Trip" is styled as a heading, but in a cell: the title is the first
+    // heading outside the table.
+    assert_eq!(e.title.as_deref(), Some("Claims"));
+    assert_eq!(
+        e.text,
+        "Table 3 lists the daily allowances.\n\n\
+         Trip | Receipts | Allowance\n\n\
+         Over 8 hours | | €28 per day\n\n\
+         Paid in the local currency.\n\n\
+         Overnight | Required | €40 per day plus hotel\n\n\
+         Claims\n\n\
+         Claims go to finance within a month."
+    );
+
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "allowances.docx", &docx);
+    let (_index_dir, index, _) = index_folder(docs.path());
+    let chunk = index.get("allowances.docx#chunk-1").unwrap().unwrap();
+    assert_eq!(
+        chunk.content,
+        "Table 3 lists the daily allowances.\n\n\
+         Trip | Receipts | Allowance\n\n\
+         Over 8 hours | | €28 per day\n\n\
+         Paid in the local currency.\n\n\
+         Overnight | Required | €40 per day plus hotel"
+    );
+    assert_eq!(
+        sentences_of(&index, "allowances.docx#chunk-1"),
+        [
+            "Table 3 lists the daily allowances.",
+            "Trip | Receipts | Allowance",
+            "Over 8 hours | | €28 per day",
+            "Paid in the local currency.",
+            "Overnight | Required | €40 per day plus hotel",
+        ]
+    );
+}
+
+/// An ODT table: rows inside `<table:table-header-rows>` are rows as usual,
+/// an empty cell (`<table:table-cell/>`) and a covered one (merged into
+/// the cell before it) keep their place, a cell's paragraphs and list
+/// items are joined by a space, and a footnote cited in a cell is read
+/// after the row. A heading style in a cell does not make the row a
+/// heading.
+#[test]
+fn odt_table_rows_are_paragraphs() {
+    let cell = |text: &str| format!("<table:table-cell><text:p>{text}</text:p></table:table-cell>");
+    let body = format!(
+        r#"<text:p>Table 3 lists the daily allowances.</text:p><table:table xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" table:name="Allowances"><table:table-column table:number-columns-repeated="3"/><table:table-header-rows><table:table-row><table:table-cell><text:p text:style-name="P2">Trip</text:p></table:table-cell>{}{}</table:table-row></table:table-header-rows><table:table-row>{}<table:table-cell/><table:table-cell><text:p>€28 per day<text:note text:id="ftn1" text:note-class="footnote"><text:note-citation>1</text:note-citation><text:note-body><text:p>Paid in the local currency.</text:p></text:note-body></text:note></text:p></table:table-cell></table:table-row><table:table-row><table:table-cell table:number-columns-spanned="2"><text:p>Overnight</text:p></table:table-cell><table:covered-table-cell/><table:table-cell><text:p>€40 per day</text:p><text:list><text:list-item><text:p>plus hotel</text:p></text:list-item></text:list></table:table-cell></table:table-row></table:table><text:h>Claims</text:h><text:p>Claims go to finance within a month.</text:p>"#,
+        cell("Receipts"),
+        cell("Allowance"),
+        cell("Over 8 hours"),
+    );
+    let odt = make_odt(ODT_MIME, None, &body, false);
+    let e = extract("allowances.odt", &odt).unwrap();
+    assert_eq!(e.title.as_deref(), Some("Claims"));
+    assert_eq!(
+        e.text,
+        "Table 3 lists the daily allowances.\n\n\
+         Trip | Receipts | Allowance\n\n\
+         Over 8 hours | | €28 per day\n\n\
+         Paid in the local currency.\n\n\
+         Overnight | | €40 per day plus hotel\n\n\
+         Claims\n\n\
+         Claims go to finance within a month."
+    );
+
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "allowances.odt", &odt);
+    let (_index_dir, index, _) = index_folder(docs.path());
+    let chunk = index.get("allowances.odt#chunk-1").unwrap().unwrap();
+    assert_eq!(
+        chunk.content,
+        "Table 3 lists the daily allowances.\n\n\
+         Trip | Receipts | Allowance\n\n\
+         Over 8 hours | | €28 per day\n\n\
+         Paid in the local currency.\n\n\
+         Overnight | | €40 per day plus hotel"
+    );
+    assert_eq!(
+        sentences_of(&index, "allowances.odt#chunk-1"),
+        [
+            "Table 3 lists the daily allowances.",
+            "Trip | Receipts | Allowance",
+            "Over 8 hours | | €28 per day",
+            "Paid in the local currency.",
+            "Overnight | | €40 per day plus hotel",
+        ]
+    );
+}
+
+/// Nested tables and odd shapes lose no text: an inner table's rows are
+/// read into the outer cell, a paragraph outside any cell is a cell of its
+/// own, and an ODT table in a text frame is read after the paragraph that
+/// anchors it.
+#[test]
+fn docx_and_odt_nested_tables_lose_no_text() {
+    let w = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main""#;
+    let p = |text: &str| format!("<w:p><w:r><w:t>{text}</w:t></w:r></w:p>");
+    let document = format!(
+        "<w:document {w}><w:body><w:tbl><w:tr><w:tc>{}</w:tc><w:tc>{}<w:tbl><w:tr><w:tc>{}</w:tc><w:tc>{}</w:tc></w:tr><w:tr><w:tc>{}</w:tc><w:tc>{}</w:tc></w:tr></w:tbl><w:p/></w:tc></w:tr></w:tbl><w:tbl>{}<w:tc>{}</w:tc></w:tbl>{}</w:body></w:document>",
+        p("Zone"),
+        p("Rates"),
+        p("A"),
+        p("€28"),
+        p("B"),
+        p("€35"),
+        p("Loose"),
+        p("cell"),
+        p("After."),
+    );
+    let e = extract("zones.docx", &zip_parts([("word/document.xml", document)])).unwrap();
+    assert_eq!(
+        e.text,
+        "Zone | Rates A | €28 B | €35\n\nLoose | cell\n\nAfter."
+    );
+
+    let t = r#"xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0""#;
+    let cell = |text: &str| format!("<table:table-cell><text:p>{text}</text:p></table:table-cell>");
+    let row =
+        |a: &str, b: &str| format!("<table:table-row>{}{}</table:table-row>", cell(a), cell(b));
+    let body = format!(
+        r#"<table:table {t}><table:table-row>{}<table:table-cell><text:p>Rates</text:p><table:table>{}{}</table:table></table:table-cell></table:table-row></table:table><text:p>See the rates.<draw:frame><draw:text-box><table:table {t}>{}</table:table></draw:text-box></draw:frame> They apply from May.</text:p>"#,
+        cell("Zone"),
+        row("A", "€28"),
+        row("B", "€35"),
+        row("C", "€40"),
+    );
+    let e = extract("zones.odt", &make_odt(ODT_MIME, None, &body, false)).unwrap();
+    assert_eq!(
+        e.text,
+        "Zone | Rates A | €28 B | €35\n\nSee the rates. They apply from May.\n\nC | €40"
     );
 }

@@ -1,7 +1,10 @@
 //! DOCX: the paragraphs of `word/document.xml`, in order; paragraphs styled
 //! `Title` or `Heading N` (by style name, so localised style IDs work) or
-//! with an outline level start sections. Footnotes and endnotes are read
-//! right after the paragraph that cites them. Deleted revisions, field
+//! with an outline level start sections. A table row is one paragraph, its
+//! cells joined by " | " (a cell's own paragraphs by spaces), so a quoted
+//! cell keeps the rest of its row; a heading style in a cell is not a
+//! heading. Footnotes and endnotes are read right after the paragraph (or
+//! row) that cites them. Deleted revisions, field
 //! codes, hidden text (`w:vanish`) and generated tables of contents are
 //! left out. The title is `docProps/core.xml`'s `dc:title`, else the first
 //! title or heading.
@@ -57,6 +60,79 @@ struct DocPara {
     note: Option<String>,
 }
 
+/// A table row being read (`w:tr`), one per table open now.
+#[derive(Debug, Default)]
+struct Row {
+    /// The cells read so far.
+    cells: Vec<String>,
+    /// The cell being read (`w:tc`): its paragraphs, joined by spaces.
+    cell: Option<String>,
+    /// Notes cited anywhere in the row, in order.
+    notes: Vec<(&'static str, String)>,
+}
+
+impl Row {
+    fn start_cell(&mut self) {
+        if self.cell.is_some() {
+            self.end_cell();
+        }
+        self.cell = Some(String::new());
+    }
+
+    /// Adds a paragraph to the cell being read (or, outside any `w:tc`, to
+    /// a cell of its own).
+    fn paragraph(&mut self, text: &str) {
+        let cell = self.cell.get_or_insert_with(String::new);
+        if !text.trim().is_empty() {
+            cell.push(' ');
+            cell.push_str(text);
+        }
+    }
+
+    fn end_cell(&mut self) {
+        let cell = self.cell.take().unwrap_or_default();
+        self.cells.push(cell);
+    }
+
+    /// The row's text, and the notes it cites; the row is then empty.
+    /// Cells are joined as HTML's are: an empty cell keeps its place
+    /// ("445 | | Authenticated SMB printing."), but a row never starts with
+    /// "|" (the sentence rule reads such a line as a Markdown table line).
+    fn take(&mut self) -> (String, Vec<(&'static str, String)>) {
+        if self.cell.is_some() {
+            self.end_cell();
+        }
+        let mut text = String::new();
+        for cell in self.cells.drain(..) {
+            if !text.trim().is_empty() {
+                text.push_str(" | ");
+            }
+            text.push_str(&cell);
+        }
+        (collapse_spaces(&text), std::mem::take(&mut self.notes))
+    }
+}
+
+/// Ends the innermost table's row: a nested table's row is a paragraph of
+/// the outer cell, any other row a paragraph of the part.
+fn end_row(rows: &mut [Row], out: &mut Vec<DocPara>, note: &Option<String>) {
+    let Some((row, outer)) = rows.split_last_mut() else {
+        return;
+    };
+    let (text, notes) = row.take();
+    if let Some(parent) = outer.last_mut() {
+        parent.paragraph(&text);
+        parent.notes.extend(notes);
+    } else if !text.is_empty() || !notes.is_empty() {
+        out.push(DocPara {
+            text,
+            level: None,
+            notes,
+            note: note.clone(),
+        });
+    }
+}
+
 /// Is a run property's toggle on (`<w:vanish/>`, `w:val="true"`)?
 fn toggle_on(e: &quick_xml::events::BytesStart<'_>) -> bool {
     !matches!(
@@ -92,6 +168,8 @@ fn paragraphs(
     // The note being read (footnotes.xml, endnotes.xml); `None` for the
     // separators Word keeps there.
     let mut note: Option<String> = None;
+    // Tables open now (`w:tbl`), outermost first: the row each is reading.
+    let mut rows: Vec<Row> = Vec::new();
     loop {
         let event = reader
             .read_event()
@@ -115,6 +193,13 @@ fn paragraphs(
                 }
                 "rPr" if in_run => in_rpr = true,
                 "t" => in_text = true,
+                "tbl" => rows.push(Row::default()),
+                "tr" => end_row(&mut rows, &mut out, &note),
+                "tc" => {
+                    if let Some(row) = rows.last_mut() {
+                        row.start_cell();
+                    }
+                }
                 "instrText" => {
                     in_instr = true;
                     hidden += 1;
@@ -165,6 +250,11 @@ fn paragraphs(
                         para.notes.push(("endnote", id));
                     }
                 }
+                "tc" => {
+                    if let Some(row) = rows.last_mut() {
+                        row.end_cell();
+                    }
+                }
                 "tab" if shown => para.text.push('\t'),
                 "br" | "cr" if shown => para.text.push(' '),
                 _ => {}
@@ -172,9 +262,27 @@ fn paragraphs(
             Event::End(e) => match e.local_name().as_ref() {
                 "p" => {
                     let done = std::mem::take(&mut para);
-                    if !toc {
-                        out.push(done);
+                    match rows.last_mut() {
+                        _ if toc => {}
+                        // A cell's paragraph is part of its row: its style
+                        // does not make the row a heading.
+                        Some(row) => {
+                            row.paragraph(&done.text);
+                            row.notes.extend(done.notes);
+                        }
+                        None => out.push(done),
                     }
+                }
+                "tc" => {
+                    if let Some(row) = rows.last_mut() {
+                        row.end_cell();
+                    }
+                }
+                "tr" => end_row(&mut rows, &mut out, &note),
+                "tbl" => {
+                    // Anything read outside a `w:tr` is not lost.
+                    end_row(&mut rows, &mut out, &note);
+                    rows.pop();
                 }
                 "r" => {
                     in_run = false;

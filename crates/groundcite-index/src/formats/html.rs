@@ -201,6 +201,9 @@ struct Walker {
     main: Option<(String, usize)>,
     /// Inside a footnote or endnote: its element's name and depth.
     note: Option<(String, usize)>,
+    /// Table cells open in the current row (`<td>`, `<th>`): their
+    /// paragraphs and line breaks join the row instead of ending it.
+    cells: usize,
     /// Inside an `<a href="#…">`: a link to a place on the same page.
     in_page_link: bool,
     /// The current block has text inside, and text outside, such links.
@@ -244,6 +247,17 @@ impl Walker {
         self.out.block(&body, self.heading);
         self.buf.clear();
         self.heading = None;
+    }
+
+    /// A block element starts or ends: a new paragraph, except inside a
+    /// table cell, where `<p>`, `<div>`, `<br>` and lists only separate
+    /// words (Sphinx and most generators wrap every cell's text in `<p>`).
+    fn block_boundary(&mut self, name: &str) {
+        if self.cells > 0 && !matches!(name, "table" | "tr" | "caption") {
+            self.buf.push(' ');
+        } else {
+            self.flush();
+        }
     }
 
     fn collecting(&self, has_main: bool) -> bool {
@@ -304,10 +318,15 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 if !w.collecting(has_main) {
                     continue;
                 }
-                if BLOCKS.contains(&name.as_str()) {
-                    w.flush();
+                if name == "tr" || name == "table" {
+                    w.cells = 0;
                 }
-                if let Some(level) = heading_level(&name) {
+                if BLOCKS.contains(&name.as_str()) {
+                    w.block_boundary(&name);
+                }
+                if let Some(level) = heading_level(&name)
+                    && w.cells == 0
+                {
                     w.heading = Some(level);
                 }
                 if name == "pre" {
@@ -324,6 +343,7 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 if name == "td" || name == "th" {
                     let sep = if w.buf.trim().is_empty() { " " } else { " | " };
                     w.buf.push_str(sep);
+                    w.cells += 1;
                 }
             }
             Token::EndTag(tag) => {
@@ -353,8 +373,14 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 if name == "a" {
                     w.in_page_link = false;
                 }
+                if name == "td" || name == "th" {
+                    w.cells = w.cells.saturating_sub(1);
+                }
+                if name == "tr" || name == "table" {
+                    w.cells = 0;
+                }
                 if collecting && BLOCKS.contains(&name.as_str()) {
-                    w.flush();
+                    w.block_boundary(&name);
                 }
                 if collecting && name == "pre" {
                     w.pre = w.pre.saturating_sub(1);
@@ -439,6 +465,29 @@ mod tests {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_table_row_is_one_paragraph_whatever_its_cells_hold() {
+        // Sphinx wraps each cell's text in <p>; a heading in a cell is text.
+        let html = br#"<html><body><h1>Limits</h1>
+            <table><tr><th><p>Card</p></th><th><h3>Daily limit</h3></th></tr>
+            <tr><td><p>Debit</p></td><td><p>500 EUR.</p><p>Raised on request.</p></td></tr>
+            <tr><td>Credit<br>card</td><td><ul><li>1000 EUR</li></ul></td></tr>
+            <tr><td>Prepaid</td><td>none</td></table>
+            <p>After the table.</p></body></html>"#;
+        let e = extract(html);
+        assert_eq!(
+            blocks(&e),
+            [
+                ("Limits", Some(1)),
+                ("Card | Daily limit", None),
+                ("Debit | 500 EUR. Raised on request.", None),
+                ("Credit card | 1000 EUR", None),
+                ("Prepaid | none", None),
+                ("After the table.", None),
+            ]
+        );
     }
 
     #[test]

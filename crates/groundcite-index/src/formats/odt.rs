@@ -1,8 +1,11 @@
 //! ODT (OpenDocument text: LibreOffice, OpenOffice, and the export of most
 //! word processors): the paragraphs and headings of `content.xml`'s body,
-//! in order, table cells and list items included. `<text:h>` starts a
-//! section at its outline level, and so does a paragraph styled `Title` or
-//! `Heading N` (directly, or through the styles it inherits from).
+//! in order, list items included. `<text:h>` starts a section at its
+//! outline level, and so does a paragraph styled `Title` or `Heading N`
+//! (directly, or through the styles it inherits from). A table row is one
+//! paragraph, its cells joined by " | " (a cell's own paragraphs by
+//! spaces), so a quoted cell keeps the rest of its row; a heading in a cell
+//! is not a heading.
 //!
 //! Left out: tracked changes (the deleted text they keep), comments, the
 //! generated tables of contents and indexes, footnote numbers, image
@@ -121,6 +124,93 @@ struct Para {
     title: bool,
 }
 
+/// A table row being read (`<table:table-row>`), one per table open now.
+#[derive(Default)]
+struct Row {
+    /// How many paragraphs were open when the table began: a paragraph
+    /// that closes with as many still open is one of its cells'.
+    base: usize,
+    /// Where in `nested` the row's own paragraph goes: before the
+    /// footnotes and frames its cells anchor.
+    mark: usize,
+    /// The cells read so far.
+    cells: Vec<String>,
+    /// The cell being read: its paragraphs, joined by spaces.
+    cell: Option<String>,
+}
+
+impl Row {
+    fn start_cell(&mut self) {
+        if self.cell.is_some() {
+            self.end_cell();
+        }
+        self.cell = Some(String::new());
+    }
+
+    /// Adds a paragraph to the cell being read (or, outside any cell, to a
+    /// cell of its own).
+    fn paragraph(&mut self, text: &str) {
+        let cell = self.cell.get_or_insert_with(String::new);
+        if !text.trim().is_empty() {
+            cell.push(' ');
+            cell.push_str(text);
+        }
+    }
+
+    fn end_cell(&mut self) {
+        let cell = self.cell.take().unwrap_or_default();
+        self.cells.push(cell);
+    }
+
+    /// The row's text; the row is then empty. Cells are joined as HTML's
+    /// are: an empty cell keeps its place ("445 | | Authenticated SMB
+    /// printing."), but a row never starts with "|" (the sentence rule
+    /// reads such a line as a Markdown table line).
+    fn take(&mut self) -> String {
+        if self.cell.is_some() {
+            self.end_cell();
+        }
+        let mut text = String::new();
+        for cell in self.cells.drain(..) {
+            if !text.trim().is_empty() {
+                text.push_str(" | ");
+            }
+            text.push_str(&cell);
+        }
+        collapse_spaces(&text)
+    }
+}
+
+/// Ends the innermost table's row. A table in a cell makes its rows
+/// paragraphs of that cell; any other row is a paragraph, read before the
+/// footnotes and frames its cells anchor, and written (with them) when no
+/// paragraph is open around the table.
+fn end_row(rows: &mut [Row], nested: &mut Vec<Para>, open: usize, emit: &mut impl FnMut(Para)) {
+    let Some((row, outer)) = rows.split_last_mut() else {
+        return;
+    };
+    let text = row.take();
+    let mark = row.mark.min(nested.len());
+    match outer.last_mut() {
+        Some(parent) if parent.base == open => parent.paragraph(&text),
+        _ => {
+            if !text.is_empty() {
+                let para = Para {
+                    text,
+                    level: None,
+                    title: false,
+                };
+                nested.insert(mark, para);
+            }
+            if open == 0 {
+                for para in nested.drain(..) {
+                    emit(para);
+                }
+            }
+        }
+    }
+}
+
 pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     let mut zip = package::open(bytes, Format::Odt)?;
     if let Some(mime) = read_part(&mut zip, "mimetype")? {
@@ -159,6 +249,8 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
     let mut open: Vec<Para> = Vec::new();
     // Paragraphs that closed inside another one, written after it.
     let mut nested: Vec<Para> = Vec::new();
+    // Tables open now, outermost first: the row each is reading.
+    let mut rows: Vec<Row> = Vec::new();
     // Depth inside an element whose content is left out.
     let mut hidden = 0usize;
     let mut in_body = false;
@@ -209,17 +301,42 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
                             title: is_title_style(&style, &parents),
                         });
                     }
+                    "table" if in_body => rows.push(Row {
+                        base: open.len(),
+                        mark: nested.len(),
+                        ..Row::default()
+                    }),
+                    "table-row" => {
+                        if let Some(row) = rows.last_mut() {
+                            row.mark = nested.len();
+                        }
+                    }
+                    // A covered cell (merged into one before it) is an
+                    // empty cell; text it may still hold is kept, in its
+                    // place.
+                    "table-cell" | "covered-table-cell" => {
+                        if let Some(row) = rows.last_mut() {
+                            row.start_cell();
+                        }
+                    }
                     _ => {}
                 }
             }
-            Event::Empty(e) if hidden == 0 => {
-                if let Some(para) = open.last_mut() {
-                    match e.local_name().as_ref() {
-                        "s" | "tab" | "line-break" => para.text.push(' '),
-                        _ => {}
+            Event::Empty(e) if hidden == 0 => match e.local_name().as_ref() {
+                "s" | "tab" | "line-break" => {
+                    if let Some(para) = open.last_mut() {
+                        para.text.push(' ');
                     }
                 }
-            }
+                // An empty cell keeps its place in the row.
+                "table-cell" | "covered-table-cell" => {
+                    if let Some(row) = rows.last_mut() {
+                        row.start_cell();
+                        row.end_cell();
+                    }
+                }
+                _ => {}
+            },
             Event::End(e) => {
                 if hidden > 0 {
                     hidden -= 1;
@@ -228,7 +345,11 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
                 match e.local_name().as_ref() {
                     "p" | "h" => {
                         let Some(para) = open.pop() else { continue };
-                        if open.is_empty() {
+                        if let Some(row) = rows.last_mut().filter(|r| r.base == open.len()) {
+                            // A cell's paragraph is part of its row: its
+                            // style does not make the row a heading.
+                            row.paragraph(&para.text);
+                        } else if open.is_empty() {
                             emit(para, &mut out);
                             for inner in nested.drain(..) {
                                 emit(inner, &mut out);
@@ -236,6 +357,23 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
                         } else {
                             nested.push(para);
                         }
+                    }
+                    "table-cell" | "covered-table-cell" => {
+                        if let Some(row) = rows.last_mut() {
+                            row.end_cell();
+                        }
+                    }
+                    "table-row" => {
+                        end_row(&mut rows, &mut nested, open.len(), &mut |para| {
+                            emit(para, &mut out)
+                        });
+                    }
+                    "table" => {
+                        // Anything read outside a row is not lost.
+                        end_row(&mut rows, &mut nested, open.len(), &mut |para| {
+                            emit(para, &mut out)
+                        });
+                        rows.pop();
                     }
                     "body" => in_body = false,
                     _ => {}

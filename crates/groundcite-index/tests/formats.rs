@@ -858,28 +858,29 @@ fn docx_table_rows_are_paragraphs() {
          Claims go to finance within a month."
     );
 
+    assert_allowances_indexed(
+        "allowances.docx",
+        &docx,
+        "Overnight | Required | €40 per day plus hotel",
+    );
+}
+
+/// The allowances table of the DOCX and ODT row tests, indexed: its first
+/// chunk holds the table, one stored sentence per row.
+fn assert_allowances_indexed(name: &str, bytes: &[u8], last_row: &str) {
     let docs = tempfile::tempdir().unwrap();
-    write(docs.path(), "allowances.docx", &docx);
+    write(docs.path(), name, bytes);
     let (_index_dir, index, _) = index_folder(docs.path());
-    let chunk = index.get("allowances.docx#chunk-1").unwrap().unwrap();
-    assert_eq!(
-        chunk.content,
-        "Table 3 lists the daily allowances.\n\n\
-         Trip | Receipts | Allowance\n\n\
-         Over 8 hours | | €28 per day\n\n\
-         Paid in the local currency.\n\n\
-         Overnight | Required | €40 per day plus hotel"
-    );
-    assert_eq!(
-        sentences_of(&index, "allowances.docx#chunk-1"),
-        [
-            "Table 3 lists the daily allowances.",
-            "Trip | Receipts | Allowance",
-            "Over 8 hours | | €28 per day",
-            "Paid in the local currency.",
-            "Overnight | Required | €40 per day plus hotel",
-        ]
-    );
+    let id = format!("{name}#chunk-1");
+    let rows = [
+        "Table 3 lists the daily allowances.",
+        "Trip | Receipts | Allowance",
+        "Over 8 hours | | €28 per day",
+        "Paid in the local currency.",
+        last_row,
+    ];
+    assert_eq!(index.get(&id).unwrap().unwrap().content, rows.join("\n\n"));
+    assert_eq!(sentences_of(&index, &id), rows);
 }
 
 /// An ODT table: rows inside `<table:table-header-rows>` are rows as usual,
@@ -911,27 +912,10 @@ fn odt_table_rows_are_paragraphs() {
          Claims go to finance within a month."
     );
 
-    let docs = tempfile::tempdir().unwrap();
-    write(docs.path(), "allowances.odt", &odt);
-    let (_index_dir, index, _) = index_folder(docs.path());
-    let chunk = index.get("allowances.odt#chunk-1").unwrap().unwrap();
-    assert_eq!(
-        chunk.content,
-        "Table 3 lists the daily allowances.\n\n\
-         Trip | Receipts | Allowance\n\n\
-         Over 8 hours | | €28 per day\n\n\
-         Paid in the local currency.\n\n\
-         Overnight | | €40 per day plus hotel"
-    );
-    assert_eq!(
-        sentences_of(&index, "allowances.odt#chunk-1"),
-        [
-            "Table 3 lists the daily allowances.",
-            "Trip | Receipts | Allowance",
-            "Over 8 hours | | €28 per day",
-            "Paid in the local currency.",
-            "Overnight | | €40 per day plus hotel",
-        ]
+    assert_allowances_indexed(
+        "allowances.odt",
+        &odt,
+        "Overnight | | €40 per day plus hotel",
     );
 }
 

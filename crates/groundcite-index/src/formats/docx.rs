@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use quick_xml::Reader;
 use quick_xml::events::Event;
 
-use super::package::{self, Package, attr, dc_title, push_ref, style_level};
+use super::package::{self, Cells, Package, attr, dc_title, push_ref, style_level};
 use super::{ExtractError, Extracted, Format, TextBuilder, collapse_spaces};
 
 fn corrupt(message: impl std::fmt::Display) -> ExtractError {
@@ -63,54 +63,9 @@ struct DocPara {
 /// A table row being read (`w:tr`), one per table open now.
 #[derive(Debug, Default)]
 struct Row {
-    /// The cells read so far.
-    cells: Vec<String>,
-    /// The cell being read (`w:tc`): its paragraphs, joined by spaces.
-    cell: Option<String>,
+    cells: Cells,
     /// Notes cited anywhere in the row, in order.
     notes: Vec<(&'static str, String)>,
-}
-
-impl Row {
-    fn start_cell(&mut self) {
-        if self.cell.is_some() {
-            self.end_cell();
-        }
-        self.cell = Some(String::new());
-    }
-
-    /// Adds a paragraph to the cell being read (or, outside any `w:tc`, to
-    /// a cell of its own).
-    fn paragraph(&mut self, text: &str) {
-        let cell = self.cell.get_or_insert_with(String::new);
-        if !text.trim().is_empty() {
-            cell.push(' ');
-            cell.push_str(text);
-        }
-    }
-
-    fn end_cell(&mut self) {
-        let cell = self.cell.take().unwrap_or_default();
-        self.cells.push(cell);
-    }
-
-    /// The row's text, and the notes it cites; the row is then empty.
-    /// Cells are joined as HTML's are: an empty cell keeps its place
-    /// ("445 | | Authenticated SMB printing."), but a row never starts with
-    /// "|" (the sentence rule reads such a line as a Markdown table line).
-    fn take(&mut self) -> (String, Vec<(&'static str, String)>) {
-        if self.cell.is_some() {
-            self.end_cell();
-        }
-        let mut text = String::new();
-        for cell in self.cells.drain(..) {
-            if !text.trim().is_empty() {
-                text.push_str(" | ");
-            }
-            text.push_str(&cell);
-        }
-        (collapse_spaces(&text), std::mem::take(&mut self.notes))
-    }
 }
 
 /// Ends the innermost table's row: a nested table's row is a paragraph of
@@ -119,9 +74,10 @@ fn end_row(rows: &mut [Row], out: &mut Vec<DocPara>, note: &Option<String>) {
     let Some((row, outer)) = rows.split_last_mut() else {
         return;
     };
-    let (text, notes) = row.take();
+    let text = row.cells.take();
+    let notes = std::mem::take(&mut row.notes);
     if let Some(parent) = outer.last_mut() {
-        parent.paragraph(&text);
+        parent.cells.paragraph(&text);
         parent.notes.extend(notes);
     } else if !text.is_empty() || !notes.is_empty() {
         out.push(DocPara {
@@ -197,7 +153,7 @@ fn paragraphs(
                 "tr" => end_row(&mut rows, &mut out, &note),
                 "tc" => {
                     if let Some(row) = rows.last_mut() {
-                        row.start_cell();
+                        row.cells.start_cell();
                     }
                 }
                 "instrText" => {
@@ -252,7 +208,7 @@ fn paragraphs(
                 }
                 "tc" => {
                     if let Some(row) = rows.last_mut() {
-                        row.end_cell();
+                        row.cells.end_cell();
                     }
                 }
                 "tab" if shown => para.text.push('\t'),
@@ -267,7 +223,7 @@ fn paragraphs(
                         // A cell's paragraph is part of its row: its style
                         // does not make the row a heading.
                         Some(row) => {
-                            row.paragraph(&done.text);
+                            row.cells.paragraph(&done.text);
                             row.notes.extend(done.notes);
                         }
                         None => out.push(done),
@@ -275,7 +231,7 @@ fn paragraphs(
                 }
                 "tc" => {
                     if let Some(row) = rows.last_mut() {
-                        row.end_cell();
+                        row.cells.end_cell();
                     }
                 }
                 "tr" => end_row(&mut rows, &mut out, &note),

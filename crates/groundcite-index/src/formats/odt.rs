@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
-use super::package::{self, Package, attr, dc_title, push_ref, style_level};
+use super::package::{self, Cells, Package, attr, dc_title, push_ref, style_level};
 use super::{ExtractError, Extracted, Format, TextBuilder, collapse_spaces};
 
 /// Elements whose content is not the document's text (local names).
@@ -133,52 +133,7 @@ struct Row {
     /// Where in `nested` the row's own paragraph goes: before the
     /// footnotes and frames its cells anchor.
     mark: usize,
-    /// The cells read so far.
-    cells: Vec<String>,
-    /// The cell being read: its paragraphs, joined by spaces.
-    cell: Option<String>,
-}
-
-impl Row {
-    fn start_cell(&mut self) {
-        if self.cell.is_some() {
-            self.end_cell();
-        }
-        self.cell = Some(String::new());
-    }
-
-    /// Adds a paragraph to the cell being read (or, outside any cell, to a
-    /// cell of its own).
-    fn paragraph(&mut self, text: &str) {
-        let cell = self.cell.get_or_insert_with(String::new);
-        if !text.trim().is_empty() {
-            cell.push(' ');
-            cell.push_str(text);
-        }
-    }
-
-    fn end_cell(&mut self) {
-        let cell = self.cell.take().unwrap_or_default();
-        self.cells.push(cell);
-    }
-
-    /// The row's text; the row is then empty. Cells are joined as HTML's
-    /// are: an empty cell keeps its place ("445 | | Authenticated SMB
-    /// printing."), but a row never starts with "|" (the sentence rule
-    /// reads such a line as a Markdown table line).
-    fn take(&mut self) -> String {
-        if self.cell.is_some() {
-            self.end_cell();
-        }
-        let mut text = String::new();
-        for cell in self.cells.drain(..) {
-            if !text.trim().is_empty() {
-                text.push_str(" | ");
-            }
-            text.push_str(&cell);
-        }
-        collapse_spaces(&text)
-    }
+    cells: Cells,
 }
 
 /// Ends the innermost table's row. A table in a cell makes its rows
@@ -189,10 +144,10 @@ fn end_row(rows: &mut [Row], nested: &mut Vec<Para>, open: usize, emit: &mut imp
     let Some((row, outer)) = rows.split_last_mut() else {
         return;
     };
-    let text = row.take();
+    let text = row.cells.take();
     let mark = row.mark.min(nested.len());
     match outer.last_mut() {
-        Some(parent) if parent.base == open => parent.paragraph(&text),
+        Some(parent) if parent.base == open => parent.cells.paragraph(&text),
         _ => {
             if !text.is_empty() {
                 let para = Para {
@@ -316,7 +271,7 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
                     // place.
                     "table-cell" | "covered-table-cell" => {
                         if let Some(row) = rows.last_mut() {
-                            row.start_cell();
+                            row.cells.start_cell();
                         }
                     }
                     _ => {}
@@ -331,8 +286,8 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
                 // An empty cell keeps its place in the row.
                 "table-cell" | "covered-table-cell" => {
                     if let Some(row) = rows.last_mut() {
-                        row.start_cell();
-                        row.end_cell();
+                        row.cells.start_cell();
+                        row.cells.end_cell();
                     }
                 }
                 _ => {}
@@ -348,7 +303,7 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
                         if let Some(row) = rows.last_mut().filter(|r| r.base == open.len()) {
                             // A cell's paragraph is part of its row: its
                             // style does not make the row a heading.
-                            row.paragraph(&para.text);
+                            row.cells.paragraph(&para.text);
                         } else if open.is_empty() {
                             emit(para, &mut out);
                             for inner in nested.drain(..) {
@@ -360,7 +315,7 @@ pub(super) fn extract(bytes: &[u8]) -> Result<Extracted, ExtractError> {
                     }
                     "table-cell" | "covered-table-cell" => {
                         if let Some(row) = rows.last_mut() {
-                            row.end_cell();
+                            row.cells.end_cell();
                         }
                     }
                     "table-row" => {

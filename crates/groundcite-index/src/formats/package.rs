@@ -94,3 +94,56 @@ pub(super) fn dc_title(xml: &str) -> Option<String> {
     }
     Some(collapse_spaces(&title)).filter(|t| !t.is_empty())
 }
+
+/// The cells of a table row being read (DOCX `w:tr`, ODT
+/// `table:table-row`): a row becomes one paragraph, so a quoted cell keeps
+/// the rest of its row.
+#[derive(Debug, Default)]
+pub(super) struct Cells {
+    /// The cells read so far.
+    done: Vec<String>,
+    /// The cell being read: its paragraphs, joined by spaces.
+    cell: Option<String>,
+}
+
+impl Cells {
+    pub(super) fn start_cell(&mut self) {
+        if self.cell.is_some() {
+            self.end_cell();
+        }
+        self.cell = Some(String::new());
+    }
+
+    /// Adds a paragraph to the cell being read (or, outside any cell, to a
+    /// cell of its own).
+    pub(super) fn paragraph(&mut self, text: &str) {
+        let cell = self.cell.get_or_insert_with(String::new);
+        if !text.trim().is_empty() {
+            cell.push(' ');
+            cell.push_str(text);
+        }
+    }
+
+    pub(super) fn end_cell(&mut self) {
+        let cell = self.cell.take().unwrap_or_default();
+        self.done.push(cell);
+    }
+
+    /// The row's text; the cells are then empty. Cells are joined as HTML's
+    /// are: an empty cell keeps its place ("445 | | Authenticated SMB
+    /// printing."), but a row never starts with "|" (the sentence rule
+    /// reads such a line as a Markdown table line).
+    pub(super) fn take(&mut self) -> String {
+        if self.cell.is_some() {
+            self.end_cell();
+        }
+        let mut text = String::new();
+        for cell in self.done.drain(..) {
+            if !text.trim().is_empty() {
+                text.push_str(" | ");
+            }
+            text.push_str(&cell);
+        }
+        collapse_spaces(&text)
+    }
+}

@@ -37,7 +37,9 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 //    paragraph, its cells separated by " | "; an HTML page's own table of
 //    contents (blocks of in-page links only) is left out.
 // 9: a DOCX or ODT table row is one paragraph, its cells separated by " | ".
-const PIPELINE_VERSION: u32 = 9;
+// 10: an HTML definition list's description starts with its term ("-E:
+//    Enables the printer …").
+const PIPELINE_VERSION: u32 = 10;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

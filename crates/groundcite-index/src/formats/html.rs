@@ -185,6 +185,17 @@ fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Where a definition list's term stands (see [`Walker::block_boundary`]).
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Term {
+    #[default]
+    None,
+    /// `</dt>` seen: the term is in the buffer.
+    Pending,
+    /// `<dd>` seen: the term and ": " are in the buffer, no text yet.
+    Joined,
+}
+
 /// The walk's state.
 #[derive(Default)]
 struct Walker {
@@ -204,6 +215,9 @@ struct Walker {
     /// Table cells open in the current row (`<td>`, `<th>`): their
     /// paragraphs and line breaks join the row instead of ending it.
     cells: usize,
+    /// A definition list's term (`<dt>`) waiting for its description, or
+    /// joined to a description that has no text yet.
+    term: Term,
     /// Inside an `<a href="#…">`: a link to a place on the same page.
     in_page_link: bool,
     /// The current block has text inside, and text outside, such links.
@@ -217,6 +231,7 @@ struct Walker {
 
 impl Walker {
     fn flush(&mut self) {
+        self.term = Term::None;
         let body = if self.pre > 0 {
             self.buf
                 .trim_end()
@@ -252,12 +267,37 @@ impl Walker {
     /// A block element starts or ends: a new paragraph, except inside a
     /// table cell, where `<p>`, `<div>`, `<br>` and lists only separate
     /// words (Sphinx and most generators wrap every cell's text in `<p>`).
-    fn block_boundary(&mut self, name: &str) {
+    ///
+    /// A definition's description starts with its term ("-E: Enables the
+    /// printer and accepts new print jobs."): as a table cell does, a
+    /// description means little without it (man pages, option and API
+    /// references, glossaries). So `</dt>` keeps the term, `<dd>` adds
+    /// ": ", and the blocks that open the description (`<p>` in Sphinx)
+    /// do not split it from its term.
+    fn block_boundary(&mut self, name: &str, end: bool) {
         if self.cells > 0 && !matches!(name, "table" | "tr" | "caption") {
             self.buf.push(' ');
-        } else {
-            self.flush();
+            return;
         }
+        match (self.term, name, end) {
+            (Term::None, "dt", true) if self.heading.is_none() && !self.buf.trim().is_empty() => {
+                self.term = Term::Pending;
+                return;
+            }
+            (Term::Pending, "dd", false) => {
+                let term = self.buf.trim_end().len();
+                self.buf.truncate(term);
+                if !self.buf.ends_with(':') {
+                    self.buf.push(':');
+                }
+                self.buf.push(' ');
+                self.term = Term::Joined;
+                return;
+            }
+            (Term::Joined, _, _) if !(name == "dd" && end) => return,
+            _ => {}
+        }
+        self.flush();
     }
 
     fn collecting(&self, has_main: bool) -> bool {
@@ -322,7 +362,7 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                     w.cells = 0;
                 }
                 if BLOCKS.contains(&name.as_str()) {
-                    w.block_boundary(&name);
+                    w.block_boundary(&name, false);
                 }
                 if let Some(level) = heading_level(&name)
                     && w.cells == 0
@@ -380,7 +420,7 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                     w.cells = 0;
                 }
                 if collecting && BLOCKS.contains(&name.as_str()) {
-                    w.block_boundary(&name);
+                    w.block_boundary(&name, true);
                 }
                 if collecting && name == "pre" {
                     w.pre = w.pre.saturating_sub(1);
@@ -402,6 +442,8 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 } else if w.collecting(has_main) {
                     let text = lossy(&s.value);
                     if !text.trim().is_empty() {
+                        // Text after a term: its description has begun.
+                        w.term = Term::None;
                         if w.in_page_link {
                             w.link_text = true;
                         } else {
@@ -486,6 +528,36 @@ mod tests {
                 ("Credit card | 1000 EUR", None),
                 ("Prepaid | none", None),
                 ("After the table.", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_definition_starts_with_its_term() {
+        // A man page's options, then Sphinx's <dd><p>, a term ending in a
+        // colon, an empty description, and two terms for one description.
+        let html = br#"<html><body><h2>Options</h2><dl>
+            <dt>-E</dt>
+            <dd>Enables the printer and accepts new print jobs.</dd>
+            <dt><code>--share-printers</code></dt>
+            <dd><p>Enables sharing of printers.</p><p>See also remote access.</p></dd>
+            <dt>Note:</dt><dd>Only root may do this.</dd>
+            <dt>-x</dt><dd></dd>
+            <dt>-h</dt><dt>--help</dt><dd>Shows help.</dd>
+            </dl><p>After the list.</p></body></html>"#;
+        let e = extract(html);
+        assert_eq!(
+            blocks(&e),
+            [
+                ("Options", Some(2)),
+                ("-E: Enables the printer and accepts new print jobs.", None),
+                ("--share-printers: Enables sharing of printers.", None),
+                ("See also remote access.", None),
+                ("Note: Only root may do this.", None),
+                ("-x:", None),
+                ("-h", None),
+                ("--help: Shows help.", None),
+                ("After the list.", None),
             ]
         );
     }

@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use groundcite_ask::{AskError, AskSettings, Retrieval};
-use groundcite_core::{AnswerForm, ChunkSet, Contract, Provenance, RefusalCode, WarningCode};
+use groundcite_core::{
+    AnswerForm, Candidate, ChunkSet, Contract, Provenance, RefusalCode, WarningCode,
+};
 use groundcite_eval::{
     CaseRun, EvalResult, HallucinationCheck, RESULT_FORMAT, Suite, check_thresholds,
     hallucination_check, score,
@@ -237,7 +239,7 @@ fn run_case(
     let candidates: Vec<String> = retrieval
         .candidates
         .iter()
-        .map(|c| c.text.clone())
+        .map(Candidate::claim_text)
         .collect();
     let mut retrieval = retrieval;
     if plan.retrieval_only {

@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use groundcite_core::{Candidate, Chunk};
+use groundcite_core::sentences::introduced_block;
+use groundcite_core::{Candidate, Chunk, Introduced};
 use groundcite_index::{Embed, Index};
 
 use crate::error::AskError;
@@ -234,6 +235,70 @@ pub(crate) struct Pooled {
     words: BTreeSet<String>,
     context_words: BTreeSet<String>,
     bm25: f64,
+    introduces: Option<Introduced>,
+}
+
+impl Pooled {
+    /// What a claim quoting it states: the sentence and its block.
+    fn claim_text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.introduces {
+            Some(b) => format!("{} {}", self.text, b.text).into(),
+            None => self.text.as_str().into(),
+        }
+    }
+}
+
+/// One offered unit of a chunk: a sentence, with the block it introduces.
+struct Unit {
+    /// The block's byte range in the chunk.
+    range: Option<std::ops::Range<usize>>,
+    /// The stored sentences the unit holds (indices into the chunk's), its
+    /// own first.
+    members: Vec<usize>,
+}
+
+/// Per stored sentence of `chunk`: `None` when it lies inside a block that
+/// an earlier sentence introduces ([`introduced_block`]), else its unit.
+/// A block never cuts a stored sentence: it ends before the first one it
+/// would cut, so every sentence is offered exactly once.
+fn introduced_blocks(chunk: &Chunk, base: &[groundcite_index::SentenceHit]) -> Vec<Option<Unit>> {
+    let markup = groundcite_index::chunk_markup(&chunk.chunk_id);
+    let mut out: Vec<Option<Unit>> = Vec::with_capacity(base.len());
+    let mut covered_until = 0;
+    for (i, h) in base.iter().enumerate() {
+        if h.start < covered_until {
+            out.push(None);
+            continue;
+        }
+        let mut range = introduced_block(&chunk.content, h.end, markup);
+        let mut members = vec![i];
+        if let Some(b) = range.clone() {
+            let mut end = b.end;
+            for (j, o) in base.iter().enumerate().skip(i + 1) {
+                if o.start >= end {
+                    break;
+                }
+                if o.end <= end {
+                    members.push(j);
+                } else {
+                    // Cut: the block stops before this sentence.
+                    end = chunk.content[..o.start.max(b.start)].trim_end().len();
+                    break;
+                }
+            }
+            range = (end > b.start)
+                .then_some(b.start..end)
+                .filter(|r| chunk.content[r.clone()].chars().any(char::is_alphanumeric));
+            if range.is_none() {
+                members.truncate(1);
+            } else {
+                members.retain(|&j| base[j].end <= end);
+            }
+        }
+        covered_until = range.as_ref().map_or(0, |r| r.end);
+        out.push(Some(Unit { range, members }));
+    }
+    out
 }
 
 /// The ranked candidates and what the gate reads of them.
@@ -317,7 +382,7 @@ pub(crate) fn rank_sentences(
     let queries: Vec<&Query> = std::iter::once(&whole).chain(&parts).collect();
     let mut pool: Vec<Pooled> = Vec::new();
     let mut sims: Vec<Vec<Option<f32>>> = vec![Vec::new(); queries.len()];
-    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for chunk in &chunks {
         let base = corpus.sentences_of(chunk, None);
         let scored: Vec<Vec<groundcite_index::SentenceHit>> = queries
@@ -331,32 +396,75 @@ pub(crate) fn rank_sentences(
             .first()
             .map(|h| Index::words(&h.context))
             .unwrap_or_default();
+        let blocks = introduced_blocks(chunk, &base);
         for (i, h) in base.iter().enumerate() {
             let Some(text) = chunk.content.get(h.start..h.end) else {
                 continue;
             };
-            if !seen.insert(text.to_string()) {
-                continue;
+            // A sentence inside a block that a lead-in introduces is
+            // offered with its lead-in, not on its own.
+            let Some(block) = &blocks[i] else { continue };
+            // A sentence repeated in overlapping chunks is offered once:
+            // where it comes with its block, if anywhere.
+            let replaces = match seen.get(text) {
+                Some(&k) if pool[k].introduces.is_none() && block.range.is_some() => Some(k),
+                Some(_) => continue,
+                None => None,
+            };
+            let mut words = Index::words(text);
+            if let Some(b) = &block.range {
+                words.extend(Index::words(&chunk.content[b.clone()]));
             }
-            for (qi, s) in scored.iter().enumerate() {
-                sims[qi].push(s.get(i).and_then(|x| x.similarity));
-            }
-            pool.push(Pooled {
+            let unit_sims = scored.iter().map(|s| {
+                // The unit is as close to the question as its closest
+                // sentence.
+                block
+                    .members
+                    .iter()
+                    .filter_map(|&j| s.get(j).and_then(|x| x.similarity))
+                    .reduce(f32::max)
+            });
+            let pooled = Pooled {
                 chunk_id: chunk.chunk_id.clone(),
                 text: text.to_string(),
                 start: h.start,
                 context: h.context.clone(),
-                words: Index::words(text),
+                words,
                 context_words: context_words.clone(),
                 bm25: bm25_of(&chunk.chunk_id),
-            });
+                introduces: block.range.clone().map(|b| Introduced {
+                    start: b.start,
+                    text: chunk.content[b].to_string(),
+                }),
+            };
+            let at = match replaces {
+                Some(k) => {
+                    for (qi, sim) in unit_sims.enumerate() {
+                        sims[qi][k] = sim;
+                    }
+                    pool[k] = pooled;
+                    k
+                }
+                None => {
+                    for (qi, sim) in unit_sims.enumerate() {
+                        sims[qi].push(sim);
+                    }
+                    pool.push(pooled);
+                    pool.len() - 1
+                }
+            };
+            for &j in &block.members {
+                if let Some(t) = chunk.content.get(base[j].start..base[j].end) {
+                    seen.entry(t.to_string()).or_insert(at);
+                }
+            }
         }
     }
     let score = |qi: usize, q: &Query, i: usize| -> (f64, f64) {
         let p = &pool[i];
         let lex = q.lexical(&p.words, &p.context_words);
         let sem = sims[qi][i].map_or(0.0, f64::from);
-        let typed = if states_kind(&p.text, &q.kinds) {
+        let typed = if states_kind(&p.claim_text(), &q.kinds) {
             1.0
         } else {
             0.0
@@ -402,7 +510,7 @@ pub(crate) fn rank_sentences(
     let evidence = picked
         .iter()
         .take(crate::settings::MAX_CANDIDATES)
-        .map(|&i| (sims[0][i], states_kind(&pool[i].text, &whole.kinds)))
+        .map(|&i| (sims[0][i], states_kind(&pool[i].claim_text(), &whole.kinds)))
         .collect();
     let order = picked
         .into_iter()
@@ -415,6 +523,7 @@ pub(crate) fn rank_sentences(
                 context: p.context.clone(),
                 score: whole_score.get(&i).copied().unwrap_or(0.0) as f32,
                 required: false,
+                introduces: p.introduces.clone(),
             }
         })
         .collect();
@@ -529,11 +638,83 @@ mod tests {
             context: context.into(),
             score,
             required: false,
+            introduces: None,
         }
     }
 
     fn texts(order: &[Candidate]) -> Vec<(String, bool)> {
         order.iter().map(|c| (c.text.clone(), c.required)).collect()
+    }
+
+    #[test]
+    fn a_lead_in_is_ranked_and_offered_with_the_block_it_introduces() {
+        let chunk = |id: &str, content: &str| Chunk {
+            chunk_id: id.into(),
+            content: content.into(),
+            source_title: Some("Printing".into()),
+            source_url: None,
+            page_number: None,
+            score: Some(1.0),
+        };
+        let chunks = vec![
+            // The lead-in repeated at the end of an earlier chunk, cut off
+            // from its block: offered where the block follows it.
+            chunk(
+                "jobs.html#chunk-00",
+                "Printing jobs wait in a queue.\n\nMove job 123 to another printer:",
+            ),
+            chunk(
+                "help.md#chunk-0",
+                "To see which printers are available, run:\n\n```sh\nlpstat -p -d\n```\n\n\
+                 Printers can be shared over the network.",
+            ),
+            // Extracted HTML: a <pre> is a paragraph; the block stops at
+            // the blank line, before the next paragraph.
+            chunk(
+                "jobs.html#chunk-0",
+                "Move job 123 to another printer:\n\nlpmove 123 newprinter\n\n\
+                 Jobs stay in the queue until they print.",
+            ),
+        ];
+        let pool = crate::pool::RetrievedPool::new(chunks.clone(), None).unwrap();
+        let ranked = rank_sentences(
+            &pool,
+            None,
+            &chunks,
+            &chunks,
+            None,
+            "which printers are available to me?",
+        )
+        .unwrap();
+        let mut texts: Vec<String> = ranked.order.iter().map(Candidate::claim_text).collect();
+        assert_eq!(
+            texts[0],
+            "To see which printers are available, run: lpstat -p -d"
+        );
+        texts.sort();
+        assert_eq!(
+            texts,
+            [
+                "Jobs stay in the queue until they print.",
+                "Move job 123 to another printer: lpmove 123 newprinter",
+                "Printers can be shared over the network.",
+                "Printing jobs wait in a queue.",
+                "To see which printers are available, run: lpstat -p -d",
+            ]
+        );
+        // Each block is an exact span of its chunk, and no sentence of a
+        // block is offered twice.
+        for c in &ranked.order {
+            if let Some(b) = &c.introduces {
+                let content = &chunks
+                    .iter()
+                    .find(|k| k.chunk_id == c.chunk_id)
+                    .unwrap()
+                    .content;
+                assert_eq!(&content[b.start..b.start + b.text.len()], b.text);
+            }
+        }
+        assert!(!ranked.order.iter().any(|c| c.text.starts_with("lpstat")));
     }
 
     #[test]

@@ -87,8 +87,8 @@ pub use contract::{
 };
 pub use error::InputError;
 pub use model::{
-    AnswerForm, Candidate, Chunk, ChunkSet, Citation, Claim, GroundedAnswer, MAX_CHUNK_ID_LEN,
-    ParseAnswerFormError, extractive_text,
+    AnswerForm, Candidate, Chunk, ChunkSet, Citation, Claim, GroundedAnswer, Introduced,
+    MAX_CHUNK_ID_LEN, ParseAnswerFormError, extractive_text,
 };
 pub use normalize::{
     LazyNormalized, MatchKind, MatchProfile, NearMiss, NormalizedText, ParseMatchProfileError,

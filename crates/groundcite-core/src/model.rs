@@ -74,6 +74,41 @@ pub struct Candidate {
     /// question is answerable and whether to add the candidates after it.
     #[serde(default)]
     pub required: bool,
+    /// What the sentence introduces, when it ends in a colon: the command,
+    /// example or list right after it in the same chunk
+    /// ([`crate::sentences::introduced_block`]). The claim quotes both, so
+    /// "Use the lpstat(1) command to see a list of available printers:"
+    /// comes with the command it announces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introduces: Option<Introduced>,
+}
+
+/// The block a [`Candidate`] introduces: an exact substring of its chunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Introduced {
+    /// Byte offset in the chunk's content.
+    pub start: usize,
+    /// The block, white space trimmed.
+    pub text: String,
+}
+
+impl Candidate {
+    /// The citations of the claim that quotes this candidate: the sentence,
+    /// then the block it introduces, if any.
+    pub fn citations(&self) -> Vec<Citation> {
+        std::iter::once(&self.text)
+            .chain(self.introduces.as_ref().map(|i| &i.text))
+            .map(|quote| Citation {
+                chunk_id: self.chunk_id.clone(),
+                quote: quote.clone(),
+            })
+            .collect()
+    }
+
+    /// What that claim states ([`extractive_text`] of its citations).
+    pub fn claim_text(&self) -> String {
+        extractive_text(&self.citations())
+    }
 }
 
 /// How the model's output spells its claims.

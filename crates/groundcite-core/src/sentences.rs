@@ -274,6 +274,88 @@ fn is_list_item(t: &str) -> bool {
     }
 }
 
+/// The longest block a sentence that ends in a colon carries with it
+/// ([`introduced_block`]), in bytes: a command or a short example, not a
+/// page.
+pub const MAX_INTRODUCED: usize = 300;
+
+/// What a sentence ending at `end` introduces when it ends in a colon ("To
+/// list the printers, run:"): the block right after it, which is often the
+/// answer itself (a command, an example, a short list). That block is the
+/// lines after the sentence's own line (blank lines skipped) up to the next
+/// blank line, or, when they open a code fence (Markdown ` ``` `, `~~~`;
+/// AsciiDoc `----`, `....`), the fenced lines without the fences. Whole
+/// lines only, at most [`MAX_INTRODUCED`] bytes, white space trimmed.
+/// `None` when the sentence does not end in a colon or ends mid-line,
+/// nothing follows it, the block is a heading, a table or a rule, or its
+/// first line alone is too long.
+pub fn introduced_block(text: &str, end: usize, markup: Markup) -> Option<Range<usize>> {
+    let before = text.get(..end)?.trim_end();
+    if !before.ends_with(':') {
+        return None;
+    }
+    // The sentence must end its line.
+    let rest = &text[end..];
+    let line_end = end + rest.find('\n')?;
+    if !text[end..line_end].trim().is_empty() {
+        return None;
+    }
+    let mut lines = text[line_end + 1..]
+        .split_inclusive('\n')
+        .scan(line_end + 1, |at, l| {
+            let start = *at;
+            *at += l.len();
+            Some((start, l))
+        })
+        .skip_while(|(_, l)| l.trim().is_empty())
+        .peekable();
+    let &(_, first) = lines.peek()?;
+    let first = first.trim();
+    let fenced = match markup {
+        Markup::Markdown => is_fence(first).then(|| first.as_bytes()[0]),
+        Markup::AsciiDoc => asciidoc_verbatim(first).filter(|&c| matches!(c, b'-' | b'.')),
+        Markup::Rst => None,
+    };
+    if fenced.is_some() {
+        lines.next();
+    } else if first.starts_with('#')
+        || first.starts_with('|')
+        || (first.len() >= 3
+            && first
+                .chars()
+                .all(|c| matches!(c, '-' | '=' | '*' | '_' | ' ')))
+        || (markup == Markup::AsciiDoc && asciidoc_title(first).is_some())
+    {
+        return None;
+    }
+    let mut block: Option<Range<usize>> = None;
+    for (start, line) in lines {
+        let t = line.trim();
+        let closes = match fenced {
+            Some(c) => {
+                t.as_bytes().first() == Some(&c) && (is_fence(t) || asciidoc_verbatim(t).is_some())
+            }
+            None => t.is_empty(),
+        };
+        if closes {
+            break;
+        }
+        if t.is_empty() {
+            continue;
+        }
+        let lead = line.len() - line.trim_start().len();
+        let r = match &block {
+            Some(b) => b.start..start + line.trim_end().len(),
+            None => start + lead..start + line.trim_end().len(),
+        };
+        if r.len() > MAX_INTRODUCED {
+            break;
+        }
+        block = Some(r);
+    }
+    block.filter(|b| text[b.clone()].chars().any(char::is_alphanumeric))
+}
+
 /// Splits text into runs of word characters (alphanumeric or `_`), of
 /// white space, and single other characters; a quote may start and end at
 /// any piece boundary. Concatenating the pieces gives `text` back.
@@ -557,6 +639,107 @@ pub fn is_statement(sentence: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The block introduced by the sentence of `text` that ends with
+    /// `lead` (its text), if any.
+    fn introduced<'a>(text: &'a str, lead: &str, markup: Markup) -> Option<&'a str> {
+        let end = text.find(lead).expect("lead in text") + lead.len();
+        introduced_block(text, end, markup).map(|r| &text[r])
+    }
+
+    #[test]
+    fn a_sentence_ending_in_a_colon_introduces_the_block_after_it() {
+        let md =
+            "Use lpstat to list printers:\n\n```sh\nlpstat -p -d\n\nlpstat -a\n```\n\nMore text.";
+        assert_eq!(
+            introduced(md, "printers:", Markup::Markdown),
+            Some("lpstat -p -d\n\nlpstat -a")
+        );
+        // An unclosed fence (the chunk was cut) keeps what there is.
+        assert_eq!(
+            introduced("Run:\n~~~\nmake all\n", "Run:", Markup::Markdown),
+            Some("make all")
+        );
+        // Extracted HTML: a <pre> is a paragraph; indentation is trimmed.
+        let html = "To print in landscape:\n\n  lp -o landscape filename\n  lpr -o landscape filename\n\nNext paragraph.";
+        assert_eq!(
+            introduced(html, "landscape:", Markup::Markdown),
+            Some("lp -o landscape filename\n  lpr -o landscape filename")
+        );
+        // A list right under its lead-in, and an AsciiDoc listing block.
+        assert_eq!(
+            introduced(
+                "Options:\n- a is one\n- b is two\n\nEnd.",
+                "Options:",
+                Markup::Markdown
+            ),
+            Some("- a is one\n- b is two")
+        );
+        assert_eq!(
+            introduced(
+                "Install it:\n\n----\napt install cups\n----\n",
+                "it:",
+                Markup::AsciiDoc
+            ),
+            Some("apt install cups")
+        );
+        // reStructuredText's literal block.
+        assert_eq!(
+            introduced("Build it::\n\n    make html\n", "it::", Markup::Rst),
+            Some("make html")
+        );
+    }
+
+    #[test]
+    fn only_a_colon_at_a_line_end_introduces_a_short_block() {
+        // No colon, a colon mid-line, nothing after, a heading or a table.
+        assert_eq!(
+            introduced("Run this.\n\nmake\n", "this.", Markup::Markdown),
+            None
+        );
+        assert_eq!(
+            introduced("Note: it works.\n\nmake\n", "Note:", Markup::Markdown),
+            None
+        );
+        assert_eq!(introduced("Run this:", "this:", Markup::Markdown), None);
+        assert_eq!(
+            introduced("Run this:\n\n\n", "this:", Markup::Markdown),
+            None
+        );
+        assert_eq!(
+            introduced(
+                "See below:\n\n## Setup\n\nText.",
+                "below:",
+                Markup::Markdown
+            ),
+            None
+        );
+        assert_eq!(
+            introduced(
+                "Ports:\n\n| port | use |\n|---|---|\n",
+                "Ports:",
+                Markup::Markdown
+            ),
+            None
+        );
+        // Whole lines up to the cap: a long block is cut at a line end, a
+        // first line over the cap introduces nothing.
+        let line = "x".repeat(120);
+        let long = format!("Run:\n{line}\n{line}\n{line}\n");
+        assert_eq!(
+            introduced(&long, "Run:", Markup::Markdown).map(str::len),
+            Some(241)
+        );
+        let huge = format!("Run:\n{}\n", "y".repeat(MAX_INTRODUCED + 1));
+        assert_eq!(introduced(&huge, "Run:", Markup::Markdown), None);
+        // Punctuation alone is not a block.
+        assert_eq!(introduced("Run:\n\n...\n", "Run:", Markup::Markdown), None);
+        // Any end offset, any bytes: no panic.
+        let t = "é:\n日本\n";
+        for end in 0..=t.len() + 1 {
+            let _ = introduced_block(t, end, Markup::Markdown);
+        }
+    }
 
     #[test]
     fn sentences_keep_their_white_space_and_concatenate_back() {

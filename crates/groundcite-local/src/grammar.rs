@@ -314,11 +314,19 @@ pub fn candidate_grammar(
     let claims: Vec<String> = candidates
         .iter()
         .map(|c| {
-            format!(
-                r#"{{"citations": [{{"quote": {}, "chunk_id": {}}}]}}"#,
-                json_string(&c.text),
-                json_string(&c.chunk_id)
-            )
+            // A sentence and the block it introduces are one claim.
+            let quotes: Vec<String> = c
+                .citations()
+                .iter()
+                .map(|q| {
+                    format!(
+                        r#"{{"quote": {}, "chunk_id": {}}}"#,
+                        json_string(&q.quote),
+                        json_string(&q.chunk_id)
+                    )
+                })
+                .collect();
+            format!(r#"{{"citations": [{}]}}"#, quotes.join(", "))
         })
         .collect();
     let max_claims = max_claims.min(claims.len());

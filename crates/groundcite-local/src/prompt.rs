@@ -73,7 +73,7 @@ pub fn candidate_message(candidates: &[Candidate], question: &str) -> String {
             out.push('\n');
             current = Some(&c.chunk_id);
         }
-        out.push_str(&one_line(&c.text));
+        out.push_str(&c.claim_text());
         out.push('\n');
     }
     out.push_str(&format!("\nQuestion: {}\nAnswer:", one_line(question)));

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use groundcite_core::{
-    AnswerForm, Candidate, Chunk, ChunkSet, GroundedAnswer, MatchProfile, Provenance, verify,
+    AnswerForm, Candidate, Chunk, ChunkSet, GroundedAnswer, Introduced, MatchProfile, Provenance,
+    verify,
 };
 use groundcite_local::grammar::{
     Choice, ClaimText, GrammarLimits, QuoteMode, candidate_grammar, grounded_grammar,
@@ -339,6 +340,7 @@ fn candidates() -> Vec<Candidate> {
         context: "Help".into(),
         score: 0.5,
         required: false,
+        introduces: None,
     };
     vec![
         c("shipping.md#chunk-2", "Express shipping costs $14.95.", 40),
@@ -393,6 +395,42 @@ fn candidate_answers_quote_candidates_in_order_each_once() {
     assert!(run(&f, &g, &cut).is_err());
     let moved = extractive(&[0]).replace("shipping.md#chunk-2", "refunds.md#chunk-1");
     assert!(run(&f, &g, &moved).is_err());
+}
+
+#[test]
+fn a_lead_in_is_quoted_with_the_block_it_introduces_or_not_at_all() {
+    let f = factory();
+    let mut cands = candidates();
+    cands[0] = Candidate {
+        chunk_id: "printing.md#chunk-0".into(),
+        text: "To list the printers, run:".into(),
+        start: 0,
+        context: "Help".into(),
+        score: 0.9,
+        required: false,
+        introduces: Some(Introduced {
+            start: 32,
+            text: "lpstat -p -d\n\nlpstat -a".into(),
+        }),
+    };
+    let g = candidate_grammar(&cands, 3, Choice::Subset);
+    let both = r#"{"answerable": true, "claims": [{"citations": [{"quote": "To list the printers, run:", "chunk_id": "printing.md#chunk-0"}, {"quote": "lpstat -p -d\n\nlpstat -a", "chunk_id": "printing.md#chunk-0"}]}]}"#;
+    run(&f, &g.lark, both).unwrap();
+    assert!(g.max_bytes >= both.len());
+    let alone = r#"{"answerable": true, "claims": [{"citations": [{"quote": "To list the printers, run:", "chunk_id": "printing.md#chunk-0"}]}]}"#;
+    assert!(run(&f, &g.lark, alone).is_err());
+    // The claim reads as one line: the lead-in, then the block.
+    let claim = AnswerForm::Extractive
+        .parse_answer(both.as_bytes())
+        .unwrap()
+        .claims
+        .remove(0);
+    assert_eq!(claim.text, cands[0].claim_text());
+    assert_eq!(
+        claim.text,
+        "To list the printers, run: lpstat -p -d lpstat -a"
+    );
+    assert_eq!(claim.citations, cands[0].citations());
 }
 
 #[test]

@@ -207,6 +207,7 @@ fn candidate(chunks: &ChunkSet, id: &str, text: &str, required: bool) -> Candida
         context: "Refunds".into(),
         score: 1.0,
         required,
+        introduces: None,
     }
 }
 

@@ -250,6 +250,55 @@ fn a_hard_wrapped_folder_answers_across_line_breaks() {
     assert!(!claim_text.contains('\n'), "{c:#}");
 }
 
+/// A sentence that announces a command ("…, run:") is quoted with the
+/// command, on the real model: the claim cites both spans of the chunk and
+/// reads as one line. Before, the answer ended at the colon.
+#[test]
+fn a_lead_in_is_answered_with_the_command_it_announces() {
+    let d = workdir().join("lead-in");
+    std::fs::create_dir_all(d.join("docs")).unwrap();
+    std::fs::write(
+        d.join("docs/printers.md"),
+        "# Printers\n\n## Listing printers\n\nTo see which printers are available, run:\n\n```sh\nlpstat -p -d\n```\n\nThe default printer is marked as such.\n\n## Cancelling a job\n\nJobs you sent can be removed from the queue with cancel.\n",
+    )
+    .unwrap();
+    let docs = d.join("docs").display().to_string();
+    let index = d.join("index").display().to_string();
+    let database = db();
+    let out = groundcite(&[
+        "ask",
+        "how do I see which printers are available?",
+        "--docs",
+        &docs,
+        "--index",
+        &index,
+        "--database",
+        &database,
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["answerable"], true, "{c:#}");
+    let claim = &c["claims"][0];
+    assert_eq!(
+        claim["text"],
+        "To see which printers are available, run: lpstat -p -d",
+        "{c:#}"
+    );
+    let quotes: Vec<&str> = claim["citations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["quote"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        quotes,
+        ["To see which printers are available, run:", "lpstat -p -d"],
+        "{c:#}"
+    );
+}
+
 /// A newcomer's folder: first only files of kinds groundcite does not read
 /// (a loud warning naming them, then R1, not a silent refusal), then a
 /// Docusaurus page (`.mdx` with front matter and JSX) that answers, cited

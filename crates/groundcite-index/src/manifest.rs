@@ -39,7 +39,9 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 // 9: a DOCX or ODT table row is one paragraph, its cells separated by " | ".
 // 10: an HTML definition list's description starts with its term ("-E:
 //    Enables the printer …").
-const PIPELINE_VERSION: u32 = 10;
+// 11: so does one whose `</dt>` and `</dd>` are left out (man pages
+//    converted to HTML).
+const PIPELINE_VERSION: u32 = 11;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -218,6 +218,11 @@ struct Walker {
     /// A definition list's term (`<dt>`) waiting for its description, or
     /// joined to a description that has no text yet.
     term: Term,
+    /// A `<dt>` or `<dd>` is open: HTML lets their end tags be left out
+    /// (man pages converted to HTML leave them out), so the next `<dt>` or
+    /// `<dd>`, or `</dl>`, closes them.
+    open_dt: bool,
+    open_dd: bool,
     /// Inside an `<a href="#…">`: a link to a place on the same page.
     in_page_link: bool,
     /// The current block has text inside, and text outside, such links.
@@ -278,6 +283,20 @@ impl Walker {
         if self.cells > 0 && !matches!(name, "table" | "tr" | "caption") {
             self.buf.push(' ');
             return;
+        }
+        // End tags left out: what opens next closes them first.
+        let closes_dd = matches!((name, end), ("dt" | "dd", false) | ("dl", true));
+        if closes_dd && std::mem::take(&mut self.open_dd) {
+            self.block_boundary("dd", true);
+        }
+        let closes_dt = matches!((name, end), ("dd", false) | ("dl", true));
+        if closes_dt && std::mem::take(&mut self.open_dt) {
+            self.block_boundary("dt", true);
+        }
+        match (name, end) {
+            ("dt", _) => self.open_dt = !end,
+            ("dd", _) => self.open_dd = !end,
+            _ => {}
         }
         match (self.term, name, end) {
             (Term::None, "dt", true) if self.heading.is_none() && !self.buf.trim().is_empty() => {
@@ -555,6 +574,34 @@ mod tests {
                 ("See also remote access.", None),
                 ("Note: Only root may do this.", None),
                 ("-x:", None),
+                ("-h", None),
+                ("--help: Shows help.", None),
+                ("After the list.", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_definition_whose_end_tags_are_left_out_still_starts_with_its_term() {
+        // As CUPS's man pages are written: no </dt>, no </dd>.
+        let html = br#"<html><body><h2>Options</h2>
+            The <b>lpmove</b> command supports the following options:
+            <dl class="man">
+            <dt><b>-E</b>
+            <dd style="margin-left: 5.0em">Forces encryption when connecting to the server.
+            <dt><b>-U </b><i>username</i>
+            <dd style="margin-left: 5.0em">Specifies an alternate username.
+            <dt><b>-h</b><dt><b>--help</b>
+            <dd>Shows help.
+            </dl><p>After the list.</p></body></html>"#;
+        let e = extract(html);
+        assert_eq!(
+            blocks(&e),
+            [
+                ("Options", Some(2)),
+                ("The lpmove command supports the following options:", None),
+                ("-E: Forces encryption when connecting to the server.", None),
+                ("-U username: Specifies an alternate username.", None),
                 ("-h", None),
                 ("--help: Shows help.", None),
                 ("After the list.", None),

@@ -7,6 +7,7 @@
 // Test helpers outside #[test] functions unwrap too: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
 
+use crate::common::workdir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -16,15 +17,6 @@ const SESSION_TOKEN: &str = "FAKE-session-token-bedrock-0001";
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "groundcite-answer-bedrock-{}-{name}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Runs `groundcite answer` with a clean environment in `dir`: the AWS

@@ -17,20 +17,12 @@
 // Test helpers outside #[test] functions unwrap too: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use groundcite_providers::replay::{Cassette, ReplayServer};
 use serde_json::Value;
 
-use crate::common::{repo, text};
-
-/// A working directory without a groundcite.toml.
-fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("groundcite-defaults-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::common::{repo, text, workdir};
 
 /// Loads `case`, sets the expected request's token limit (`field`, a
 /// JSON pointer into the body) to `default` (`None`: the field must be

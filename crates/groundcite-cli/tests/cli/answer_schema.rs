@@ -6,6 +6,7 @@
 // Test helpers outside #[test] functions unwrap too: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
 
+use crate::common::workdir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -26,15 +27,6 @@ fn custom_schema_path() -> PathBuf {
 
 fn custom_schema() -> Value {
     serde_json::from_str(&std::fs::read_to_string(custom_schema_path()).unwrap()).unwrap()
-}
-
-fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "groundcite-answer-schema-{}-{name}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Runs `groundcite answer` with a clean environment in `dir`.

@@ -6,6 +6,7 @@
 // Test helpers outside #[test] functions unwrap too: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
 
+use crate::common::workdir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -28,12 +29,6 @@ fn cassette(name: &str) -> (Cassette, ReplayServer) {
     let c = Cassette::load(&repo().join("testdata/providers").join(name)).unwrap();
     let s = ReplayServer::for_cassette(&c).unwrap();
     (c, s)
-}
-
-fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("groundcite-answer-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Runs `groundcite answer` with a clean environment in `dir`.

@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::common::workdir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -14,13 +15,6 @@ use serde_json::Value;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("groundcite-eval-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// A one-case suite over the recorded exchange's chunks; `extra` is

@@ -282,8 +282,7 @@ fn a_lead_in_is_answered_with_the_command_it_announces() {
     assert_eq!(c["answerable"], true, "{c:#}");
     let claim = &c["claims"][0];
     assert_eq!(
-        claim["text"],
-        "To see which printers are available, run: lpstat -p -d",
+        claim["text"], "To see which printers are available, run: lpstat -p -d",
         "{c:#}"
     );
     let quotes: Vec<&str> = claim["citations"]

@@ -25,7 +25,8 @@
 //! - [`sentences`]: the one sentence rule shared by the index, the ranker of
 //!   candidate quotes and the embedded model's grammar.
 //! - [`Candidate`] and [`AnswerForm`]: the sentences the embedded model may
-//!   quote, and how its extractive claims take their text from their quotes.
+//!   quote (with the block a lead-in introduces, [`Introduced`]), and how
+//!   its extractive claims take their text from their quotes.
 //! - [`native`]: provider-native citations (Anthropic, Bedrock
 //!   RetrieveAndGenerate and Converse) converted and verified into the contract.
 //! - [`json::parse_json`] and [`json::BadInput`]: hostile JSON text to typed

@@ -43,6 +43,20 @@ pub fn source_label(
     out
 }
 
+/// A verbatim source span for the terminal: each of its lines on a line of
+/// its own, indented under the first, so a quoted command block keeps its
+/// commands apart (and a hard-wrapped sentence its wrapping); white space
+/// inside a line is collapsed, blank lines are dropped, and every line is
+/// [`terminal_safe`].
+fn span_lines(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .map(|l| terminal_safe(&l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n     ")
+}
+
 /// Renders the answer with footnotes, the sources with their verbatim
 /// source text, and the warnings. Links appear only when the contract has one.
 pub fn render_text(c: &Contract) -> String {
@@ -82,7 +96,7 @@ pub fn render_text(c: &Contract) -> String {
                         let _ = writeln!(
                             out,
                             "    \"{}\" (code points {}..{}, {})",
-                            terminal_safe(&text.split_whitespace().collect::<Vec<_>>().join(" ")),
+                            span_lines(text),
                             span.start(),
                             span.end(),
                             cit.kind.as_str()
@@ -114,4 +128,22 @@ pub fn render_text(c: &Contract) -> String {
             .unwrap_or_default()
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_multi_line_span_keeps_its_lines_and_stays_terminal_safe() {
+        assert_eq!(
+            span_lines("lp -o page-ranges=1 filename\n\n  lpr   -o page-ranges=1 filename\n"),
+            "lp -o page-ranges=1 filename\n     lpr -o page-ranges=1 filename"
+        );
+        assert_eq!(span_lines("one line"), "one line");
+        // Carriage returns end a line; any other control character is
+        // replaced, never sent to the terminal.
+        assert_eq!(span_lines("a\r\nb\x1b[31m"), "a\n     b\u{FFFD}[31m");
+        assert_eq!(span_lines(" \n\n "), "");
+    }
 }

@@ -211,25 +211,18 @@ fn a_refusal_by_the_model_says_whose_judgement_it_was() {
     );
 }
 
-/// A folder hard-wrapped at a fixed width answers as if unwrapped: a
-/// sentence continues across a single line break, so the quote holds the
-/// line break verbatim and the claim reads as one line (before, the rule
-/// cut "within" / "30 days of purchase." apart and the gate refused).
-#[test]
-fn a_hard_wrapped_folder_answers_across_line_breaks() {
-    let d = workdir().join("wrapped");
+/// `ask` over a folder of one Markdown file (made under `name`), on the
+/// real model: the contract, after checking that it answered.
+fn ask_one_file(name: &str, file: &str, content: &str, question: &str) -> Value {
+    let d = workdir().join(name);
     std::fs::create_dir_all(d.join("docs")).unwrap();
-    std::fs::write(
-        d.join("docs/returns.md"),
-        "# Returns and refunds\n\nIf you change your mind, refunds are available within\n30 days of purchase for any unused item in its original\npackaging. Sale items can be exchanged but not refunded.\n\n## Damaged items\n\nIf an item arrives damaged, send us a photo within\n7 days and we will replace it free of charge.\n",
-    )
-    .unwrap();
+    std::fs::write(d.join("docs").join(file), content).unwrap();
     let docs = d.join("docs").display().to_string();
     let index = d.join("index").display().to_string();
     let database = db();
     let out = groundcite(&[
         "ask",
-        "How many days do I have to get a refund?",
+        question,
         "--docs",
         &docs,
         "--index",
@@ -242,6 +235,21 @@ fn a_hard_wrapped_folder_answers_across_line_breaks() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c["answerable"], true, "{c:#}");
+    c
+}
+
+/// A folder hard-wrapped at a fixed width answers as if unwrapped: a
+/// sentence continues across a single line break, so the quote holds the
+/// line break verbatim and the claim reads as one line (before, the rule
+/// cut "within" / "30 days of purchase." apart and the gate refused).
+#[test]
+fn a_hard_wrapped_folder_answers_across_line_breaks() {
+    let c = ask_one_file(
+        "wrapped",
+        "returns.md",
+        "# Returns and refunds\n\nIf you change your mind, refunds are available within\n30 days of purchase for any unused item in its original\npackaging. Sale items can be exchanged but not refunded.\n\n## Damaged items\n\nIf an item arrives damaged, send us a photo within\n7 days and we will replace it free of charge.\n",
+        "How many days do I have to get a refund?",
+    );
     let claim = &c["claims"][0];
     let quote = claim["citations"][0]["quote"].as_str().unwrap();
     assert!(quote.contains("within\n30 days of purchase"), "{c:#}");
@@ -255,31 +263,12 @@ fn a_hard_wrapped_folder_answers_across_line_breaks() {
 /// reads as one line. Before, the answer ended at the colon.
 #[test]
 fn a_lead_in_is_answered_with_the_command_it_announces() {
-    let d = workdir().join("lead-in");
-    std::fs::create_dir_all(d.join("docs")).unwrap();
-    std::fs::write(
-        d.join("docs/printers.md"),
+    let c = ask_one_file(
+        "lead-in",
+        "printers.md",
         "# Printers\n\n## Listing printers\n\nTo see which printers are available, run:\n\n```sh\nlpstat -p -d\n```\n\nThe default printer is marked as such.\n\n## Cancelling a job\n\nJobs you sent can be removed from the queue with cancel.\n",
-    )
-    .unwrap();
-    let docs = d.join("docs").display().to_string();
-    let index = d.join("index").display().to_string();
-    let database = db();
-    let out = groundcite(&[
-        "ask",
         "how do I see which printers are available?",
-        "--docs",
-        &docs,
-        "--index",
-        &index,
-        "--database",
-        &database,
-        "--format",
-        "json",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(c["answerable"], true, "{c:#}");
+    );
     let claim = &c["claims"][0];
     assert_eq!(
         claim["text"], "To see which printers are available, run: lpstat -p -d",

@@ -236,16 +236,9 @@ pub(crate) struct Pooled {
     context_words: BTreeSet<String>,
     bm25: f64,
     introduces: Option<Introduced>,
-}
-
-impl Pooled {
-    /// What a claim quoting it states: the sentence and its block.
-    fn claim_text(&self) -> std::borrow::Cow<'_, str> {
-        match &self.introduces {
-            Some(b) => format!("{} {}", self.text, b.text).into(),
-            None => self.text.as_str().into(),
-        }
-    }
+    /// What a claim quoting it states: the sentence and its block (built
+    /// once; every query's score reads it).
+    claim: String,
 }
 
 /// One offered unit of a chunk: a sentence, with the block it introduces.
@@ -291,8 +284,6 @@ fn introduced_blocks(chunk: &Chunk, base: &[groundcite_index::SentenceHit]) -> V
                 .filter(|r| chunk.content[r.clone()].chars().any(char::is_alphanumeric));
             if range.is_none() {
                 members.truncate(1);
-            } else {
-                members.retain(|&j| base[j].end <= end);
             }
         }
         covered_until = range.as_ref().map_or(0, |r| r.end);
@@ -411,9 +402,12 @@ pub(crate) fn rank_sentences(
                 Some(_) => continue,
                 None => None,
             };
+            let block_text = block.range.clone().map(|b| &chunk.content[b]);
             let mut words = Index::words(text);
-            if let Some(b) = &block.range {
-                words.extend(Index::words(&chunk.content[b.clone()]));
+            let mut claim = text.to_string();
+            if let Some(b) = block_text {
+                words.extend(Index::words(b));
+                claim = format!("{text} {b}");
             }
             let unit_sims = scored.iter().map(|s| {
                 // The unit is as close to the question as its closest
@@ -436,6 +430,7 @@ pub(crate) fn rank_sentences(
                     start: b.start,
                     text: chunk.content[b].to_string(),
                 }),
+                claim,
             };
             let at = match replaces {
                 Some(k) => {
@@ -464,7 +459,7 @@ pub(crate) fn rank_sentences(
         let p = &pool[i];
         let lex = q.lexical(&p.words, &p.context_words);
         let sem = sims[qi][i].map_or(0.0, f64::from);
-        let typed = if states_kind(&p.claim_text(), &q.kinds) {
+        let typed = if states_kind(&p.claim, &q.kinds) {
             1.0
         } else {
             0.0
@@ -510,7 +505,7 @@ pub(crate) fn rank_sentences(
     let evidence = picked
         .iter()
         .take(crate::settings::MAX_CANDIDATES)
-        .map(|&i| (sims[0][i], states_kind(&pool[i].claim_text(), &whole.kinds)))
+        .map(|&i| (sims[0][i], states_kind(&pool[i].claim, &whole.kinds)))
         .collect();
     let order = picked
         .into_iter()

@@ -610,6 +610,28 @@ mod tests {
     }
 
     #[test]
+    fn unbalanced_definition_lists_lose_no_text() {
+        // Stray, nested and unclosed terms and descriptions, in any order:
+        // every word survives, nothing panics.
+        for html in [
+            "<dd>a1</dd></dt><dt>b1<dl><dt>c1<dd>d1</dl>e1</dd>f1",
+            "</dl></dd></dt>a1<dt><dt><dd><dd>b1</dl></dl>",
+            "<dl><dt>a1<dd><dl><dt>b1<dd>c1</dl>d1<dt>e1",
+            "<dt>a1<table><tr><td><dd>b1</td></tr></table>c1",
+        ] {
+            let e = extract(html.as_bytes());
+            for w in ["a1", "b1", "c1", "d1", "e1", "f1"] {
+                assert_eq!(
+                    html.contains(w),
+                    e.text.contains(w),
+                    "{w} in {html:?}: {:?}",
+                    e.text
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_pages_own_contents_list_is_navigation() {
         let html = br##"<html><head><title>Raster drivers</title></head><body>
             <div class="contents"><h2>Contents</h2><ul>

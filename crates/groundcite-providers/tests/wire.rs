@@ -68,13 +68,26 @@ fn http(input: &Value) -> HttpConfig {
     }
 }
 
-fn scratch(case: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("groundcite-wire-{}-{case}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A case's working folder (a token file, a stand-in `az`), removed when the
+/// case ends, pass or fail.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(case: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("groundcite-wire-{}-{case}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
 }
 
-fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn Generator> {
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn generator(provider: &str, scratch: &Path, input: &Value, base: &str) -> Box<dyn Generator> {
     let s = |k: &str| input[k].as_str().map(str::to_string);
     let url = |p: &str| format!("{base}{p}").parse().unwrap();
     match provider {
@@ -149,7 +162,7 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
                     secret: SecretString::new("secret-test-FAKE-0001"),
                 },
                 "workload-identity" => {
-                    let file = scratch(case).join("federated-token");
+                    let file = scratch.join("federated-token");
                     std::fs::write(&file, "federated-FAKE-assertion-0001\n").unwrap();
                     AzureCredential::WorkloadIdentity {
                         tenant_id: tenant,
@@ -168,7 +181,7 @@ fn generator(provider: &str, case: &str, input: &Value, base: &str) -> Box<dyn G
                     }
                 }
                 "azure-cli" => {
-                    let az = scratch(case).join("az");
+                    let az = scratch.join("az");
                     let expires = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .unwrap()
@@ -288,7 +301,8 @@ async fn run_case(provider: &str, path: &Path) {
     let input = &cassette.input;
     let expect = &cassette.expect;
     let server = ReplayServer::for_cassette(&cassette).unwrap();
-    let g = generator(provider, &name, input, &server.base_url());
+    let scratch = Scratch::new(&name);
+    let g = generator(provider, &scratch.0, input, &server.base_url());
     check_no_secret("the generator's Debug", &format!("{g:?}"));
     let chunks_text = std::fs::read_to_string(
         path.parent()

@@ -73,6 +73,51 @@ fn chunks_batch_32(bencher: Bencher) {
         .bench_local(|| e.embed(black_box(&refs)).expect("embed"));
 }
 
+/// 240 sentences of the bundled help centre, each prefixed with a
+/// heading-like context as the index embeds them, in groups of 6 (a chunk's
+/// sentences).
+fn sentence_groups() -> Vec<Vec<String>> {
+    let mut text = String::new();
+    markdown(Path::new(SAMPLE), &mut text);
+    let sentences: Vec<String> = text
+        .split(['.', '?', '!'])
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|s| s.len() > 20 && !s.starts_with('#'))
+        .map(|s| format!("Help centre > Section: {s}."))
+        .collect();
+    (0..240)
+        .map(|i| sentences[i % sentences.len()].clone())
+        .collect::<Vec<_>>()
+        .chunks(6)
+        .map(<[String]>::to_vec)
+        .collect()
+}
+
+/// The same 240 sentences, one call per chunk of 6 (how the index embedded
+/// until 2026-12-06).
+#[divan::bench(sample_count = 5, sample_size = 1)]
+fn sentences_per_chunk(bencher: Bencher) {
+    let e = embedder();
+    let groups = sentence_groups();
+    bencher.counter(ItemsCount::new(240usize)).bench_local(|| {
+        for g in &groups {
+            let refs: Vec<&str> = g.iter().map(String::as_str).collect();
+            black_box(e.embed(black_box(&refs)).expect("embed"));
+        }
+    });
+}
+
+/// The same 240 sentences in one call (a file's sentences together).
+#[divan::bench(sample_count = 5, sample_size = 1)]
+fn sentences_one_call(bencher: Bencher) {
+    let e = embedder();
+    let all: Vec<String> = sentence_groups().concat();
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    bencher
+        .counter(ItemsCount::new(refs.len()))
+        .bench_local(|| e.embed(black_box(&refs)).expect("embed"));
+}
+
 /// One short query.
 #[divan::bench(sample_count = 50)]
 fn query(bencher: Bencher) {

@@ -752,7 +752,7 @@ fn file_sentences(
     embed: Option<&dyn Embed>,
 ) -> Result<FileSentences, String> {
     let title = extracted_title(rel, doc);
-    let chunks = chunks
+    let mut entries: Vec<ChunkEntry> = chunks
         .iter()
         .map(|c| {
             let mut context = vec![title.as_str()];
@@ -763,18 +763,16 @@ fn file_sentences(
                     .filter(|h| *h != title),
             );
             let headings = heading_ranges(doc, c);
-            ChunkEntry::build(
-                &c.chunk_id,
-                &c.content,
-                &headings,
-                &context.join(" > "),
-                embed,
-            )
+            ChunkEntry::build(&c.chunk_id, &c.content, &headings, &context.join(" > "))
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect();
+    if let Some(e) = embed {
+        let contents: Vec<&str> = chunks.iter().map(|c| c.content.as_str()).collect();
+        crate::sentences::embed_entries(&mut entries, &contents, e)?;
+    }
     Ok(FileSentences {
         hash: hash.to_string(),
-        chunks,
+        chunks: entries,
     })
 }
 

@@ -41,7 +41,9 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 //    Enables the printer …").
 // 11: so does one whose `</dt>` and `</dd>` are left out (man pages
 //    converted to HTML).
-const PIPELINE_VERSION: u32 = 11;
+// 12: several terms of one description are joined ("-S, --gpg-sign,
+//    --no-gpg-sign: GPG-sign commits."), not the last alone.
+const PIPELINE_VERSION: u32 = 12;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -278,7 +278,9 @@ impl Walker {
     /// description means little without it (man pages, option and API
     /// references, glossaries). So `</dt>` keeps the term, `<dd>` adds
     /// ": ", and the blocks that open the description (`<p>` in Sphinx)
-    /// do not split it from its term.
+    /// do not split it from its term. Several terms of one description
+    /// (`-S`, `--gpg-sign`, `--no-gpg-sign`) are joined by ", ": left
+    /// apart, the last term alone read "--no-gpg-sign: GPG-sign commits."
     fn block_boundary(&mut self, name: &str, end: bool) {
         if self.cells > 0 && !matches!(name, "table" | "tr" | "caption") {
             self.buf.push(' ');
@@ -289,7 +291,7 @@ impl Walker {
         if closes_dd && std::mem::take(&mut self.open_dd) {
             self.block_boundary("dd", true);
         }
-        let closes_dt = matches!((name, end), ("dd", false) | ("dl", true));
+        let closes_dt = matches!((name, end), ("dt" | "dd", false) | ("dl", true));
         if closes_dt && std::mem::take(&mut self.open_dt) {
             self.block_boundary("dt", true);
         }
@@ -303,6 +305,14 @@ impl Walker {
                 self.term = Term::Pending;
                 return;
             }
+            // The next term of the same description.
+            (Term::Pending, "dt", false) => {
+                let term = self.buf.trim_end().trim_end_matches(':').len();
+                self.buf.truncate(term);
+                self.buf.push_str(", ");
+                return;
+            }
+            (Term::Pending, "dt", true) => return,
             (Term::Pending, "dd", false) => {
                 let term = self.buf.trim_end().len();
                 self.buf.truncate(term);
@@ -574,9 +584,46 @@ mod tests {
                 ("See also remote access.", None),
                 ("Note: Only root may do this.", None),
                 ("-x:", None),
-                ("-h", None),
-                ("--help: Shows help.", None),
+                ("-h, --help: Shows help.", None),
                 ("After the list.", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_terms_of_one_description_stay_together() {
+        // As git's AsciiDoc-made man pages list an option's spellings; the
+        // last term alone would read "--no-gpg-sign: GPG-sign commits."
+        let html = br#"<html><body><div class="dlist"><dl>
+            <dt class="hdlist1">
+            -S[&lt;keyid&gt;]
+            </dt>
+            <dt class="hdlist1">
+            --gpg-sign[=&lt;keyid&gt;]
+            </dt>
+            <dt class="hdlist1">
+            --no-gpg-sign
+            </dt>
+            <dd>
+            <p>
+                    GPG-sign commits. <code>--no-gpg-sign</code> is useful to
+                    countermand an earlier <code>--gpg-sign</code>.
+            </p>
+            </dd>
+            <dt>See also:</dt><dt>Related</dt><dd>git-tag(1)</dd>
+            <dt>-q<dt>--quiet<dd>Quiet.
+            </dl></div></body></html>"#;
+        let e = extract(html);
+        assert_eq!(
+            blocks(&e),
+            [
+                (
+                    "-S[<keyid>], --gpg-sign[=<keyid>], --no-gpg-sign: GPG-sign commits. \
+                     --no-gpg-sign is useful to countermand an earlier --gpg-sign.",
+                    None
+                ),
+                ("See also, Related: git-tag(1)", None),
+                ("-q, --quiet: Quiet.", None),
             ]
         );
     }
@@ -602,8 +649,7 @@ mod tests {
                 ("The lpmove command supports the following options:", None),
                 ("-E: Forces encryption when connecting to the server.", None),
                 ("-U username: Specifies an alternate username.", None),
-                ("-h", None),
-                ("--help: Shows help.", None),
+                ("-h, --help: Shows help.", None),
                 ("After the list.", None),
             ]
         );

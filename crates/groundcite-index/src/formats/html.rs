@@ -223,6 +223,11 @@ struct Walker {
     /// `<dd>`, or `</dl>`, closes them.
     open_dt: bool,
     open_dd: bool,
+    /// The earlier terms of a description with several (`<dt>-h</dt>
+    /// <dt>--help</dt><dd>…`), each with its link flags: joined to the
+    /// last when a `<dd>` follows, else blocks of their own (a contents
+    /// list of `<dt>` entries, as DocBook writes one, is not a term list).
+    terms: Vec<(String, bool, bool)>,
     /// Inside an `<a href="#…">`: a link to a place on the same page.
     in_page_link: bool,
     /// The current block has text inside, and text outside, such links.
@@ -236,6 +241,23 @@ struct Walker {
 
 impl Walker {
     fn flush(&mut self) {
+        let earlier = std::mem::take(&mut self.terms);
+        if !earlier.is_empty() {
+            let last = (
+                std::mem::take(&mut self.buf),
+                self.link_text,
+                self.other_text,
+            );
+            for (text, link, other) in earlier.into_iter().chain([last]) {
+                (self.buf, self.link_text, self.other_text) = (text, link, other);
+                self.flush_block();
+            }
+            return;
+        }
+        self.flush_block();
+    }
+
+    fn flush_block(&mut self) {
         self.term = Term::None;
         let body = if self.pre > 0 {
             self.buf
@@ -305,15 +327,31 @@ impl Walker {
                 self.term = Term::Pending;
                 return;
             }
-            // The next term of the same description.
+            // Another term: of the same description if a `<dd>` follows.
             (Term::Pending, "dt", false) => {
-                let term = self.buf.trim_end().trim_end_matches(':').len();
-                self.buf.truncate(term);
-                self.buf.push_str(", ");
+                let term = std::mem::take(&mut self.buf);
+                let flags = (
+                    std::mem::take(&mut self.link_text),
+                    std::mem::take(&mut self.other_text),
+                );
+                self.terms.push((term, flags.0, flags.1));
+                self.term = Term::None;
                 return;
             }
             (Term::Pending, "dt", true) => return,
             (Term::Pending, "dd", false) => {
+                let earlier = std::mem::take(&mut self.terms);
+                if !earlier.is_empty() {
+                    let mut joined = String::new();
+                    for (text, link, other) in earlier {
+                        joined.push_str(text.trim().trim_end_matches(':'));
+                        joined.push_str(", ");
+                        self.link_text |= link;
+                        self.other_text |= other;
+                    }
+                    joined.push_str(self.buf.trim());
+                    self.buf = joined;
+                }
                 let term = self.buf.trim_end().len();
                 self.buf.truncate(term);
                 if !self.buf.ends_with(':') {
@@ -612,7 +650,10 @@ mod tests {
             </dd>
             <dt>See also:</dt><dt>Related</dt><dd>git-tag(1)</dd>
             <dt>-q<dt>--quiet<dd>Quiet.
-            </dl></div></body></html>"#;
+            </dl></div>
+            <dl class="toc"><dt><a href="a.html#maze">A.1. The Debian maze</a></dt>
+            <dt><a href="a.html#history">A.2. Copyright history</a></dt></dl>
+            </body></html>"#;
         let e = extract(html);
         assert_eq!(
             blocks(&e),
@@ -624,6 +665,10 @@ mod tests {
                 ),
                 ("See also, Related: git-tag(1)", None),
                 ("-q, --quiet: Quiet.", None),
+                // Terms without a description (DocBook's contents lists)
+                // stay apart.
+                ("A.1. The Debian maze", None),
+                ("A.2. Copyright history", None),
             ]
         );
     }

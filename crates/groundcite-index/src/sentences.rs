@@ -171,11 +171,14 @@ pub(crate) fn embed_entries(
                 .get(s.start as usize..s.end as usize)
                 .ok_or("a sentence's range is outside its chunk")?;
             let text = embed_text(&entry.context, sentence);
-            let next = unique.len();
-            let at = *slot.entry(text.clone()).or_insert(next);
-            if at == next {
-                unique.push(text);
-            }
+            let at = match slot.get(&text) {
+                Some(&at) => at,
+                None => {
+                    slot.insert(text.clone(), unique.len());
+                    unique.push(text);
+                    unique.len() - 1
+                }
+            };
             which.push(at);
         }
     }

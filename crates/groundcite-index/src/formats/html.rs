@@ -329,12 +329,11 @@ impl Walker {
             }
             // Another term: of the same description if a `<dd>` follows.
             (Term::Pending, "dt", false) => {
-                let term = std::mem::take(&mut self.buf);
-                let flags = (
+                self.terms.push((
+                    std::mem::take(&mut self.buf),
                     std::mem::take(&mut self.link_text),
                     std::mem::take(&mut self.other_text),
-                );
-                self.terms.push((term, flags.0, flags.1));
+                ));
                 self.term = Term::None;
                 return;
             }

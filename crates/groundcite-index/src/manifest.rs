@@ -43,7 +43,9 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 //    converted to HTML).
 // 12: several terms of one description are joined ("-S, --gpg-sign,
 //    --no-gpg-sign: GPG-sign commits."), not the last alone.
-const PIPELINE_VERSION: u32 = 12;
+// 13: HTML contents lists, back-of-book indexes and image captions are left
+//    out; more than four terms before one description stand apart.
+const PIPELINE_VERSION: u32 = 13;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -39,8 +39,23 @@ fn normalize(s: &str) -> String {
     mapped.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Share of the reference's prose sentences (40 to 300 chars) found
-/// verbatim, after normalisation, in `text`.
+/// Whether a reference "sentence" is an entry of its contents lists: cut at
+/// ". " they read "First response to package management troubles 2.2.",
+/// the title of one entry and the number of the next. The HTML reader
+/// leaves contents lists out on purpose (navigation, not text).
+fn contents_entry(s: &str) -> bool {
+    let Some((_, number)) = s.rsplit_once(' ') else {
+        return false;
+    };
+    number.ends_with('.')
+        && number
+            .split('.')
+            .all(|p| p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Share of the reference's prose sentences (40 to 300 chars; not the
+/// entries of its contents lists) found verbatim, after normalisation, in
+/// `text`.
 fn fidelity(reference: &str, text: &str) -> f64 {
     let text = normalize(text);
     let mut found = 0;
@@ -54,7 +69,7 @@ fn fidelity(reference: &str, text: &str) -> f64 {
                 && s.chars().next().is_some_and(char::is_uppercase)
                 && !s.contains(['*', '|', '[', ']', '<', '>', '#', '_', '='])
                 && s.chars().filter(|c| c.is_alphabetic() || *c == ' ').count() * 10 >= n * 9;
-            if (40..=300).contains(&n) && prose {
+            if (40..=300).contains(&n) && prose && !contents_entry(s) {
                 total += 1;
                 found += usize::from(text.contains(s));
             }
@@ -93,7 +108,7 @@ fn debian_reference_pdf_and_html() {
         }
     }
     let f = fidelity(&reference, &html);
-    assert!(f >= 0.96, "HTML fidelity {f:.3}");
+    assert!(f >= 0.97, "HTML fidelity {f:.3}");
     // DocBook's navigation header and footer are dropped.
     assert!(!html.contains("Prev Next"), "navigation kept");
 }

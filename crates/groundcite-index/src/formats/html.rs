@@ -25,9 +25,10 @@ const DROPPED: &[&str] = &[
     "select", "textarea", "svg", "math", "iframe", "object", "canvas", "audio", "video", "head",
 ];
 
-/// Class names of navigation blocks in generated documentation (DocBook's
-/// `navheader`/`navfooter`, Sphinx's `related`/`sphinxsidebar`, common
-/// site chrome).
+/// Class names of blocks that are not the page's text: navigation in
+/// generated documentation (DocBook's `navheader`/`navfooter`, Sphinx's
+/// `related`/`sphinxsidebar`, common site chrome), contents lists and
+/// indexes, and images with their captions.
 const NAV_CLASSES: &[&str] = &[
     "navheader",
     "navfooter",
@@ -44,6 +45,27 @@ const NAV_CLASSES: &[&str] = &[
     "footer",
     // Sphinx's "¶" permalink after every heading and term.
     "headerlink",
+    // Tables of contents and back-of-book indexes repeat the headings and
+    // terms of other pages as links (DocBook's `toc`, `list-of-figures`
+    // and `indexdiv`, Sphinx's `toctree-wrapper` and `genindextable`): a
+    // newcomer's trial over GIMP's help quoted "Crop An Image" and a run
+    // of index entries as claims.
+    "toc",
+    "toctree-wrapper",
+    "list-of-figures",
+    "list-of-tables",
+    "list-of-examples",
+    "list-of-procedures",
+    "list-of-equations",
+    "indexdiv",
+    "genindextable",
+    // An image's title and captions (DocBook's figures and media objects,
+    // CUPS's figure tables): the image is not read, and its caption alone
+    // ("Horizontal flipped image") is not a statement.
+    "figure",
+    "informalfigure",
+    "mediaobject",
+    "inlinemediaobject",
 ];
 
 /// Elements that end the paragraph before them and start a new one.
@@ -184,6 +206,10 @@ fn heading_level(name: &str) -> Option<u8> {
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// The most terms one description joins (`-S[<keyid>], --gpg-sign[=<keyid>],
+/// --no-gpg-sign` is three); more are a list of entries of their own.
+const MAX_TERMS: usize = 4;
 
 /// Where a definition list's term stands (see [`Walker::block_boundary`]).
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
@@ -340,7 +366,21 @@ impl Walker {
             (Term::Pending, "dt", true) => return,
             (Term::Pending, "dd", false) => {
                 let earlier = std::mem::take(&mut self.terms);
-                if !earlier.is_empty() {
+                if earlier.len() >= MAX_TERMS {
+                    // Not the spellings of one option but entries of their
+                    // own (an index whose last entry has sub-entries): each
+                    // stands apart, and the last alone is the term.
+                    let last = (
+                        std::mem::take(&mut self.buf),
+                        std::mem::take(&mut self.link_text),
+                        std::mem::take(&mut self.other_text),
+                    );
+                    for (text, link, other) in earlier {
+                        (self.buf, self.link_text, self.other_text) = (text, link, other);
+                        self.flush_block();
+                    }
+                    (self.buf, self.link_text, self.other_text) = last;
+                } else if !earlier.is_empty() {
                     let mut joined = String::new();
                     for (text, link, other) in earlier {
                         joined.push_str(text.trim().trim_end_matches(':'));
@@ -650,7 +690,7 @@ mod tests {
             <dt>See also:</dt><dt>Related</dt><dd>git-tag(1)</dd>
             <dt>-q<dt>--quiet<dd>Quiet.
             </dl></div>
-            <dl class="toc"><dt><a href="a.html#maze">A.1. The Debian maze</a></dt>
+            <dl><dt><a href="a.html#maze">A.1. The Debian maze</a></dt>
             <dt><a href="a.html#history">A.2. Copyright history</a></dt></dl>
             </body></html>"#;
         let e = extract(html);
@@ -664,10 +704,73 @@ mod tests {
                 ),
                 ("See also, Related: git-tag(1)", None),
                 ("-q, --quiet: Quiet.", None),
-                // Terms without a description (DocBook's contents lists)
-                // stay apart.
+                // Terms without a description (a list of links) stay
+                // apart.
                 ("A.1. The Debian maze", None),
                 ("A.2. Copyright history", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn more_than_four_terms_before_a_description_are_entries_of_their_own() {
+        // A back-of-book index written as a definition list: the last entry
+        // has sub-entries, the entries before it are complete.
+        let html = br#"<html><body><dl>
+            <dt>Abyss Policy, <a href="w.html">Options</a></dt>
+            <dt>Acquire, <a href="c.html">Create</a></dt>
+            <dt>Airbrush, <a href="a.html">Airbrush</a></dt>
+            <dt>Align, <a href="al.html">Align</a></dt>
+            <dt>Animation</dt>
+            <dd>Animated GIF options.</dd>
+            <dt>-a</dt><dt>-b</dt><dt>-c</dt><dt>-d</dt><dd>Four spellings.</dd>
+            </dl></body></html>"#;
+        let e = extract(html);
+        assert_eq!(
+            blocks(&e),
+            [
+                ("Abyss Policy, Options", None),
+                ("Acquire, Create", None),
+                ("Airbrush, Airbrush", None),
+                ("Align, Align", None),
+                ("Animation: Animated GIF options.", None),
+                ("-a, -b, -c, -d: Four spellings.", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn contents_lists_indexes_and_image_captions_are_not_text() {
+        // As DocBook writes them (GIMP's help, the Debian Reference), with
+        // Sphinx's and CUPS's forms.
+        let html = br#"<html><head><title>Crop</title></head><body>
+            <div class="toc"><p><b>Table of Contents</b></p><dl class="toc">
+              <dt><span class="sect1"><a href="crop.html">4.5. Crop An Image</a></span></dt>
+              <dd><dl><dt><a href="crop.html#x">4.5.1. Intention</a></dt></dl></dd>
+            </dl></div>
+            <div class="list-of-figures"><p><b>List of Figures</b></p><dl><dt>3.27. Example</dt></dl></div>
+            <div class="toctree-wrapper compound"><ul><li><a href="install.html">Installation</a></li></ul></div>
+            <p>To crop an image, activate the Crop tool.</p>
+            <div class="figure"><p class="title"><strong>Figure 3.27. Example Image for Cropping</strong></p>
+              <div class="figure-contents"><div class="mediaobject"><img src="a.jpg" alt="Example" />
+              <div class="caption"><p>Source image</p></div></div></div></div>
+            <div class="informalfigure"><div class="mediaobject"><img src="b.jpg" />
+              <div class="caption"><p>Horizontal flipped image</p></div></div></div>
+            <p>Click the <span class="inlinemediaobject"><img src="i.png" /></span> icon.</p>
+            <div class='figure'><table summary='Chain'><caption>Figure 1: Raster Filter Chain</caption>
+              <tr><td><img src='chain.png'></td></tr></table></div>
+            <div class="index"><h2>Index</h2><div class="indexdiv"><h3>A</h3><dl>
+              <dt>Abyss Policy, <a href="w.html">Options</a></dt></dl></div></div>
+            <p>The end.</p>
+            </body></html>"#;
+        let e = extract(html);
+        assert_eq!(
+            blocks(&e),
+            [
+                ("To crop an image, activate the Crop tool.", None),
+                ("Click the icon.", None),
+                ("Index", Some(2)),
+                ("The end.", None),
             ]
         );
     }
@@ -726,20 +829,28 @@ mod tests {
         // Every sequence of five tags from the definition-list family (and
         // the blocks that end a term), each followed by a word: terms held
         // back for a description that never comes are still written.
-        const TAGS: [&str; 8] = [
-            "<dt>", "</dt>", "<dd>", "</dd>", "<dl>", "</dl>", "<p>", "<h2>",
-        ];
-        let n = TAGS.len();
-        for code in 0..n.pow(5) {
+        every_sequence_keeps_its_words(
+            &[
+                "<dt>", "</dt>", "<dd>", "</dd>", "<dl>", "</dl>", "<p>", "<h2>",
+            ],
+            5,
+        );
+        // Long enough for more terms than one description joins.
+        every_sequence_keeps_its_words(&["<dt>", "</dt>", "<dd>", "<p>"], 7);
+    }
+
+    fn every_sequence_keeps_its_words(tags: &[&str], len: u32) {
+        let n = tags.len();
+        for code in 0..n.pow(len) {
             let mut html = String::new();
             let mut c = code;
-            for i in 0..5 {
-                html.push_str(TAGS[c % n]);
+            for i in 0..len {
+                html.push_str(tags[c % n]);
                 c /= n;
                 html.push_str(&format!(" w{i} "));
             }
             let e = extract(html.as_bytes());
-            for i in 0..5 {
+            for i in 0..len {
                 let w = format!("w{i}");
                 assert!(e.text.contains(&w), "{w} lost from {html:?}: {:?}", e.text);
             }

@@ -25,8 +25,12 @@ pub fn update_index(
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             bar.set_length(p.total as u64);
             bar.set_style(
-                indicatif::ProgressStyle::with_template("indexing {bar:40} {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                // A first index of a large folder takes minutes (embedding):
+                // say how long so far and roughly how long is left.
+                indicatif::ProgressStyle::with_template(
+                    "indexing {bar:40} {pos}/{len} files, {elapsed} so far, about {eta} left {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
         }
         bar.set_position(p.done as u64);

@@ -21,7 +21,8 @@ fn repo() -> PathBuf {
 fn workdir() -> &'static PathBuf {
     static D: OnceLock<PathBuf> = OnceLock::new();
     D.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("groundcite-ask-{}", std::process::id()));
+        sweep_dead_workdirs();
+        let d = std::env::temp_dir().join(format!("{WORKDIR_PREFIX}{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         // Build the index once, before tests run `ask` concurrently.
@@ -29,6 +30,33 @@ fn workdir() -> &'static PathBuf {
         assert!(out.status.success(), "{}", text(&out.stderr));
         d
     })
+}
+
+const WORKDIR_PREFIX: &str = "groundcite-ask-";
+
+/// Removes the work folders of test processes that have ended: a `static`
+/// is never dropped, so each process leaves its folder behind, and the next
+/// one clears them (Linux, where `/proc` says which processes live).
+fn sweep_dead_workdirs() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(WORKDIR_PREFIX))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn idx(d: &Path) -> String {

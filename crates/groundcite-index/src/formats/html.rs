@@ -4,8 +4,9 @@
 //! tag soup read as a browser reads them) and keeps the text of block
 //! elements. Dropped: scripts, styles, templates, forms, navigation (`<nav>`,
 //! `role="navigation"`, the navigation classes of common documentation
-//! generators), `<aside>` and `<footer>`. When the page marks its main
-//! content (`<main>` or `role="main"`), only that is kept.
+//! generators), contents lists, indexes, images with their captions,
+//! `<aside>` and `<footer>`. When the page marks its main content
+//! (`<main>` or `role="main"`), only that is kept.
 //!
 //! Notes are read by their semantics (EPUB's `epub:type`, ARIA's DPUB
 //! roles): a footnote or endnote is kept even as an `<aside>`; a note
@@ -169,6 +170,18 @@ fn is_note(attrs: &Attrs) -> bool {
     })
 }
 
+/// A DocBook admonition's block (`<div class="note">`, `tip`, `warning`,
+/// `caution`, `important`).
+fn is_admonition(attrs: &Attrs) -> bool {
+    attrs.get(b"class".as_slice()).is_some_and(|classes| {
+        classes.split_ascii_whitespace().any(|c| {
+            ["note", "tip", "warning", "caution", "important"]
+                .iter()
+                .any(|n| c.eq_ignore_ascii_case(n))
+        })
+    })
+}
+
 /// A note reference or a note's link back to it: a marker ("1", "↩"),
 /// not text. Inside a note, any link to a fragment of the page is one
 /// (LibreOffice marks its back-links with nothing else).
@@ -254,6 +267,12 @@ struct Walker {
     /// last when a `<dd>` follows, else blocks of their own (a contents
     /// list of `<dt>` entries, as DocBook writes one, is not a term list).
     terms: Vec<(String, bool, bool)>,
+    /// Where the current table row's text starts in `buf` (a definition's
+    /// term may stand before it).
+    row_start: usize,
+    /// Inside a DocBook admonition (`<div class="note">`, `tip`, `warning`,
+    /// `caution`, `important`): its element's name and depth.
+    admonition: Option<(String, usize)>,
     /// Inside an `<a href="#…">`: a link to a place on the same page.
     in_page_link: bool,
     /// The current block has text inside, and text outside, such links.
@@ -302,6 +321,7 @@ impl Walker {
         self.other_text = false;
         if contents_entry {
             self.buf.clear();
+            self.row_start = 0;
             return;
         }
         if let Some(level) = self.heading
@@ -314,6 +334,7 @@ impl Walker {
         }
         self.out.block(&body, self.heading);
         self.buf.clear();
+        self.row_start = 0;
         self.heading = None;
     }
 
@@ -438,7 +459,19 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                     continue;
                 }
                 let void = VOID.contains(&name.as_str()) || tag.self_closing;
-                let dropped = DROPPED.contains(&name.as_str()) && !is_note(&attrs);
+                if let Some((adm, depth)) = w.admonition.as_mut() {
+                    if *adm == name && !void {
+                        *depth += 1;
+                    }
+                } else if is_admonition(&attrs) && !void {
+                    w.admonition = Some((name.clone(), 1));
+                }
+                // A graphical admonition's label ("Note" beside its icon)
+                // stays a paragraph of its own, except where it would lead
+                // a definition's description ("Input Type: Note"): there
+                // the admonition's text follows the term.
+                let label = name == "th" && w.admonition.is_some() && w.term == Term::Joined;
+                let dropped = (DROPPED.contains(&name.as_str()) || label) && !is_note(&attrs);
                 if !void
                     && (dropped
                         || is_nav(&name, &attrs)
@@ -470,6 +503,9 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 if BLOCKS.contains(&name.as_str()) {
                     w.block_boundary(&name, false);
                 }
+                if name == "tr" || name == "table" {
+                    w.row_start = w.buf.len();
+                }
                 if let Some(level) = heading_level(&name)
                     && w.cells == 0
                 {
@@ -487,7 +523,8 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 // without the rest of its row ("139 (SMB) | TCP | IN |
                 // Windows SMB printing."), so cells are joined, not split.
                 if name == "td" || name == "th" {
-                    let sep = if w.buf.trim().is_empty() { " " } else { " | " };
+                    let row = w.buf.get(w.row_start..).unwrap_or_default();
+                    let sep = if row.trim().is_empty() { " " } else { " | " };
                     w.buf.push_str(sep);
                     w.cells += 1;
                 }
@@ -513,6 +550,14 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                     *depth -= 1;
                     if *depth == 0 {
                         w.note = None;
+                    }
+                }
+                if let Some((adm, depth)) = w.admonition.as_mut()
+                    && *adm == name
+                {
+                    *depth -= 1;
+                    if *depth == 0 {
+                        w.admonition = None;
                     }
                 }
                 let collecting = w.collecting(has_main);
@@ -771,6 +816,39 @@ mod tests {
                 ("Click the icon.", None),
                 ("Index", Some(2)),
                 ("The end.", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_admonitions_label_does_not_lead_a_description_and_a_term_does_not_open_a_table_row() {
+        // DocBook's graphical admonitions, as GIMP's help writes them inside
+        // a definition.
+        let html = br#"<html><body><dl class="variablelist">
+            <dt><span class="term">Input Type</span></dt>
+            <dd><div class="note"><table border="0" summary="Note">
+              <tr><td rowspan="2"><img alt="[Note]" src="note.png" /></td><th align="left">Note</th></tr>
+              <tr><td align="left"><p>These options are described in Section 2.</p></td></tr>
+            </table></div></dd>
+            <dt>Port</dt><dd><table><tr><td>631</td><td>TCP</td></tr></table></dd>
+            </dl>
+            <div class="warning"><table><tr><th>Warning</th></tr><tr><td>Back up first.</td></tr></table></div>
+            <table><tr><th>Name</th><th>Value</th></tr></table>
+            </body></html>"#;
+        let e = extract(html);
+        assert_eq!(
+            blocks(&e),
+            [
+                (
+                    "Input Type: These options are described in Section 2.",
+                    None
+                ),
+                ("Port: 631 | TCP", None),
+                // Outside a definition the label stays, as the text
+                // edition of such a manual prints it.
+                ("Warning", None),
+                ("Back up first.", None),
+                ("Name | Value", None),
             ]
         );
     }

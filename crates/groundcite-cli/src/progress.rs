@@ -6,6 +6,10 @@ use std::path::Path;
 
 use groundcite_index::{Embed, Index, IndexConfig, UpdateReport};
 
+/// A first index of at least this many files says, without a terminal,
+/// that it will take a while.
+const FIRST_INDEX_NOTE_FILES: usize = 20;
+
 /// Updates `index` from `docs`, with a progress bar on a terminal when there
 /// are many files, and a line per skipped file on stderr. `quiet_when_unchanged`
 /// keeps `ask` silent when nothing changed.
@@ -20,7 +24,20 @@ pub fn update_index(
     let show = std::io::stderr().is_terminal();
     // Embedding makes even a small folder take seconds: show the bar then.
     let at_least = if embed.is_some() { 1 } else { 50 };
+    // Without a terminal (a script, a service unit) a first index of a
+    // large folder is minutes of silence: say so once, before it starts.
+    let mut announce = !show && embed.is_some() && index.stats().documents == 0;
     let report = index.update_with(docs, cfg, embed, &mut |p| {
+        if announce && p.total >= FIRST_INDEX_NOTE_FILES {
+            eprintln!(
+                "note: indexing {} files in {} for the first time: every sentence is embedded, \
+                 which takes minutes for a large folder (about 90 sentences a second on 2 cores); \
+                 later runs re-read only the files that changed",
+                p.total,
+                docs.display()
+            );
+        }
+        announce = false;
         if show && p.total >= at_least && bar.is_hidden() {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             bar.set_length(p.total as u64);

@@ -588,6 +588,38 @@ fn reindexing_touches_only_changed_files() {
 }
 
 #[test]
+fn a_first_index_of_a_large_folder_says_it_will_take_a_while() {
+    let d = workdir().join("first-index");
+    let docs = d.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    for i in 0..20 {
+        std::fs::write(
+            docs.join(format!("p{i}.md")),
+            format!("# P{i}\n\nPage {i}.\n"),
+        )
+        .unwrap();
+    }
+    let index = d.join("index").display().to_string();
+    let docs_s = docs.display().to_string();
+    let run = || {
+        let out = groundcite(&["index", &docs_s, "--index", &index]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let first = run();
+    assert!(
+        first.contains(&format!(
+            "note: indexing 20 files in {docs_s} for the first time: every sentence is embedded"
+        )),
+        "{first}"
+    );
+    // Only the first time.
+    std::fs::write(docs.join("p0.md"), "# P0\n\nPage zero.\n").unwrap();
+    let second = run();
+    assert!(!second.contains("for the first time"), "{second}");
+}
+
+#[test]
 fn hostile_arguments_get_clear_errors() {
     let index = idx(workdir());
     let database = db();

@@ -170,14 +170,22 @@ fn is_note(attrs: &Attrs) -> bool {
     })
 }
 
-/// A DocBook admonition's block (`<div class="note">`, `tip`, `warning`,
-/// `caution`, `important`).
+/// An admonition's block: DocBook's `<div class="note">` (`tip`,
+/// `warning`, `caution`, `important`), AsciiDoc's and Asciidoctor's `<div
+/// class="admonitionblock">`.
 fn is_admonition(attrs: &Attrs) -> bool {
     attrs.get(b"class".as_slice()).is_some_and(|classes| {
         classes.split_ascii_whitespace().any(|c| {
-            ["note", "tip", "warning", "caution", "important"]
-                .iter()
-                .any(|n| c.eq_ignore_ascii_case(n))
+            [
+                "note",
+                "tip",
+                "warning",
+                "caution",
+                "important",
+                "admonitionblock",
+            ]
+            .iter()
+            .any(|n| c.eq_ignore_ascii_case(n))
         })
     })
 }
@@ -270,6 +278,9 @@ struct Walker {
     /// Where the current table row's text starts in `buf` (a definition's
     /// term may stand before it).
     row_start: usize,
+    /// The last table cell opened was an admonition's label cell
+    /// (Asciidoctor's `<td class="icon">`).
+    after_icon: bool,
     /// Inside a DocBook admonition (`<div class="note">`, `tip`, `warning`,
     /// `caution`, `important`): its element's name and depth.
     admonition: Option<(String, usize)>,
@@ -499,6 +510,7 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 }
                 if name == "tr" || name == "table" {
                     w.cells = 0;
+                    w.after_icon = false;
                 }
                 if BLOCKS.contains(&name.as_str()) {
                     w.block_boundary(&name, false);
@@ -524,8 +536,20 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                 // Windows SMB printing."), so cells are joined, not split.
                 if name == "td" || name == "th" {
                     let row = w.buf.get(w.row_start..).unwrap_or_default();
-                    let sep = if row.trim().is_empty() { " " } else { " | " };
-                    w.buf.push_str(sep);
+                    if row.trim().is_empty() {
+                        w.buf.push(' ');
+                    } else if w.after_icon {
+                        // Asciidoctor's admonition: its label cell, then
+                        // its text ("Note: Back up first.").
+                        w.buf.truncate(w.buf.trim_end().len());
+                        w.buf.push_str(": ");
+                    } else {
+                        w.buf.push_str(" | ");
+                    }
+                    w.after_icon = w.admonition.is_some()
+                        && attrs
+                            .get(b"class".as_slice())
+                            .is_some_and(|c| c.split_ascii_whitespace().any(|c| c == "icon"));
                     w.cells += 1;
                 }
             }
@@ -834,6 +858,10 @@ mod tests {
             </dl>
             <div class="warning"><table><tr><th>Warning</th></tr><tr><td>Back up first.</td></tr></table></div>
             <table><tr><th>Name</th><th>Value</th></tr></table>
+            <div class="admonitionblock"><table><tr><td class="icon">
+              <div class="title">Note</div></td>
+              <td class="content">The build is parallelizable.</td></tr></table></div>
+            <table><tr><td class="icon">x</td><td>y</td></tr></table>
             </body></html>"#;
         let e = extract(html);
         assert_eq!(
@@ -849,6 +877,10 @@ mod tests {
                 ("Warning", None),
                 ("Back up first.", None),
                 ("Name | Value", None),
+                // Asciidoctor's admonition: label, then text.
+                ("Note: The build is parallelizable.", None),
+                // An icon cell outside an admonition is a cell.
+                ("x | y", None),
             ]
         );
     }

@@ -138,10 +138,16 @@ fn is_nav(name: &str, attrs: &Attrs) -> bool {
     if name == "header" || name == "html" || name == "body" || name == "main" {
         return false;
     }
+    has_class(attrs, NAV_CLASSES)
+}
+
+/// Whether the element has one of `names` among its classes (ASCII case
+/// ignored).
+fn has_class(attrs: &Attrs, names: &[&str]) -> bool {
     attrs.get(b"class".as_slice()).is_some_and(|classes| {
         classes
             .split_ascii_whitespace()
-            .any(|c| NAV_CLASSES.iter().any(|n| c.eq_ignore_ascii_case(n)))
+            .any(|c| names.iter().any(|n| c.eq_ignore_ascii_case(n)))
     })
 }
 
@@ -174,20 +180,17 @@ fn is_note(attrs: &Attrs) -> bool {
 /// `warning`, `caution`, `important`), AsciiDoc's and Asciidoctor's `<div
 /// class="admonitionblock">`.
 fn is_admonition(attrs: &Attrs) -> bool {
-    attrs.get(b"class".as_slice()).is_some_and(|classes| {
-        classes.split_ascii_whitespace().any(|c| {
-            [
-                "note",
-                "tip",
-                "warning",
-                "caution",
-                "important",
-                "admonitionblock",
-            ]
-            .iter()
-            .any(|n| c.eq_ignore_ascii_case(n))
-        })
-    })
+    has_class(
+        attrs,
+        &[
+            "note",
+            "tip",
+            "warning",
+            "caution",
+            "important",
+            "admonitionblock",
+        ],
+    )
 }
 
 /// A note reference or a note's link back to it: a marker ("1", "↩"),
@@ -281,8 +284,8 @@ struct Walker {
     /// The last table cell opened was an admonition's label cell
     /// (Asciidoctor's `<td class="icon">`).
     after_icon: bool,
-    /// Inside a DocBook admonition (`<div class="note">`, `tip`, `warning`,
-    /// `caution`, `important`): its element's name and depth.
+    /// Inside an admonition ([`is_admonition`]): its element's name and
+    /// depth.
     admonition: Option<(String, usize)>,
     /// Inside an `<a href="#…">`: a link to a place on the same page.
     in_page_link: bool,
@@ -298,19 +301,26 @@ struct Walker {
 impl Walker {
     fn flush(&mut self) {
         let earlier = std::mem::take(&mut self.terms);
-        if !earlier.is_empty() {
-            let last = (
-                std::mem::take(&mut self.buf),
-                self.link_text,
-                self.other_text,
-            );
-            for (text, link, other) in earlier.into_iter().chain([last]) {
-                (self.buf, self.link_text, self.other_text) = (text, link, other);
-                self.flush_block();
-            }
+        self.flush_apart(earlier);
+        self.flush_block();
+    }
+
+    /// Writes held-back terms as paragraphs of their own, the current
+    /// block's text kept where it was.
+    fn flush_apart(&mut self, terms: Vec<(String, bool, bool)>) {
+        if terms.is_empty() {
             return;
         }
-        self.flush_block();
+        let current = (
+            std::mem::take(&mut self.buf),
+            self.link_text,
+            self.other_text,
+        );
+        for (text, link, other) in terms {
+            (self.buf, self.link_text, self.other_text) = (text, link, other);
+            self.flush_block();
+        }
+        (self.buf, self.link_text, self.other_text) = current;
     }
 
     fn flush_block(&mut self) {
@@ -402,16 +412,7 @@ impl Walker {
                     // Not the spellings of one option but entries of their
                     // own (an index whose last entry has sub-entries): each
                     // stands apart, and the last alone is the term.
-                    let last = (
-                        std::mem::take(&mut self.buf),
-                        std::mem::take(&mut self.link_text),
-                        std::mem::take(&mut self.other_text),
-                    );
-                    for (text, link, other) in earlier {
-                        (self.buf, self.link_text, self.other_text) = (text, link, other);
-                        self.flush_block();
-                    }
-                    (self.buf, self.link_text, self.other_text) = last;
+                    self.flush_apart(earlier);
                 } else if !earlier.is_empty() {
                     let mut joined = String::new();
                     for (text, link, other) in earlier {
@@ -546,10 +547,7 @@ pub(super) fn extract(bytes: &[u8]) -> Extracted {
                     } else {
                         w.buf.push_str(" | ");
                     }
-                    w.after_icon = w.admonition.is_some()
-                        && attrs
-                            .get(b"class".as_slice())
-                            .is_some_and(|c| c.split_ascii_whitespace().any(|c| c == "icon"));
+                    w.after_icon = w.admonition.is_some() && has_class(&attrs, &["icon"]);
                     w.cells += 1;
                 }
             }

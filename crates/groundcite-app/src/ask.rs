@@ -18,8 +18,15 @@ use crate::values::{ProviderName, RetrievalMode};
 pub const DATABASE_ENV: &str = "GROUNDCITE_DATABASE";
 
 /// The pipeline's settings for `provider`: flag > `[ask]` in the file > the
-/// provider's default gate (the embedded model gates on evidence; hosted
-/// models decide answerability themselves).
+/// provider's defaults. The embedded model gates on evidence and quotes among
+/// [`DEFAULT_CANDIDATES`] ranked sentences of [`DEFAULT_TOP_K`] chunks;
+/// hosted models decide answerability themselves and read the
+/// [`READER_TOP_K`] best chunks whole (no candidates: their chunks would
+/// displace the chunk ranking's, which finds the answer's chunk more often).
+///
+/// [`DEFAULT_CANDIDATES`]: groundcite_ask::DEFAULT_CANDIDATES
+/// [`DEFAULT_TOP_K`]: groundcite_ask::DEFAULT_TOP_K
+/// [`READER_TOP_K`]: groundcite_ask::READER_TOP_K
 pub fn ask_settings(
     flags: &RetrievalFlags,
     file: &FileConfig,
@@ -31,6 +38,11 @@ pub fn ask_settings(
         None => GateMode::Retrieval,
     };
     let mut s = AskSettings::with_gate(gate);
+    let reader = provider != ProviderName::Local;
+    if reader {
+        s.top_k = groundcite_ask::READER_TOP_K;
+        s.candidates = 0;
+    }
     s.top_k = flags.top_k.or(file.ask.top_k).unwrap_or(s.top_k);
     if s.top_k == 0 || s.top_k > MAX_TOP_K {
         return Err(SettingsError::invalid(

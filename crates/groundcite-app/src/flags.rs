@@ -87,7 +87,8 @@ pub struct ProviderFlags {
 /// Retrieval, candidate and gate flags.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct RetrievalFlags {
-    /// Chunks to retrieve (else `[ask] top_k`, else 3).
+    /// Chunks to retrieve (else `[ask] top_k`, else 3 for the embedded
+    /// model and 5 for a hosted one, which reads them whole).
     #[arg(long, value_name = "N")]
     pub top_k: Option<usize>,
     /// How chunks are found (else `[ask] retrieval`, else hybrid).
@@ -105,7 +106,8 @@ pub struct RetrievalFlags {
     #[arg(long, value_enum)]
     pub gate: Option<GateMode>,
     /// Candidate sentences the embedded model quotes among (0: it reads
-    /// whole chunks; else `[ask] candidates`, else 4).
+    /// whole chunks; else `[ask] candidates`, else 4; a hosted model reads
+    /// whole chunks, 0, unless set).
     #[arg(long, value_name = "N")]
     pub candidates: Option<usize>,
     /// Evidence gate: the best sentence's cosine with the question must

@@ -266,8 +266,19 @@ fn retrieval_settings_are_flag_then_file_then_the_providers_default() {
     let default = FileConfig::default();
     let s = ask::ask_settings(&none, &default, ProviderName::Local).unwrap();
     assert_eq!(s.gate.mode, GateMode::Evidence);
+    // The embedded model quotes among candidates of 3 chunks; a hosted model
+    // reads the 5 best chunks whole, unless told otherwise.
+    assert_eq!((s.top_k, s.candidates), (3, 4));
     let s = ask::ask_settings(&none, &default, ProviderName::Openai).unwrap();
     assert_eq!(s.gate.mode, GateMode::Retrieval);
+    assert_eq!((s.top_k, s.candidates), (5, 0));
+    let told = RetrievalFlags {
+        top_k: Some(3),
+        candidates: Some(4),
+        ..RetrievalFlags::default()
+    };
+    let s = ask::ask_settings(&told, &default, ProviderName::Anthropic).unwrap();
+    assert_eq!((s.top_k, s.candidates), (3, 4));
     let bad = RetrievalFlags {
         top_k: Some(0),
         ..RetrievalFlags::default()

@@ -49,7 +49,7 @@ pub use retriever::{
 };
 pub use settings::{
     AskSettings, DEFAULT_CANDIDATES, DEFAULT_TOP_K, GateMode, GateSettings, MAX_CANDIDATES,
-    MAX_TOP_K, OutOfRange, UnknownGate,
+    MAX_TOP_K, OutOfRange, READER_TOP_K, UnknownGate,
 };
 pub use trace::{Failure, gate_options, record_failure, record_outcome};
 

@@ -19,21 +19,22 @@ pub(crate) const RANKED_SENTENCES: usize = 40;
 
 /// How a candidate's score weighs its parts: the sentence's cosine with the
 /// question, its rarity-weighted share of the question's words (title and
-/// headings count half), its chunk's BM25 score relative to the best, and
-/// whether it states the kind of quantity the question asks for. Tuned on
-/// the dev suites (docs/local.md).
+/// headings count half), its chunk's relevance (the fused score's formula:
+/// the chunk's best sentence cosine plus its share of the best BM25 score),
+/// and whether it states the kind of quantity the question asks for. Tuned
+/// on the dev suites (docs/local.md).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RankWeights {
     semantic: f64,
     lexical: f64,
-    bm25: f64,
+    chunk: f64,
     answer_type: f64,
 }
 
 pub(crate) const RANK_WEIGHTS: RankWeights = RankWeights {
     semantic: 0.7,
     lexical: 0.3,
-    bm25: 0.0,
+    chunk: 0.3,
     answer_type: 0.1,
 };
 
@@ -234,7 +235,6 @@ pub(crate) struct Pooled {
     context: String,
     words: BTreeSet<String>,
     context_words: BTreeSet<String>,
-    bm25: f64,
     introduces: Option<Introduced>,
     /// What a claim quoting it states: the sentence and its block (built
     /// once; every query's score reads it).
@@ -354,7 +354,8 @@ pub(crate) fn rank_sentences(
             .iter()
             .find(|c| c.chunk_id == id)
             .and_then(|c| c.score)
-            .map_or(0.0, |s| s / bm25_max)
+            // A search service's score may be on any scale: kept in 0..=1.
+            .map_or(0.0, |s| (s / bm25_max).clamp(0.0, 1.0))
     };
 
     // The chunks whose sentences are ranked.
@@ -373,6 +374,9 @@ pub(crate) fn rank_sentences(
     let queries: Vec<&Query> = std::iter::once(&whole).chain(&parts).collect();
     let mut pool: Vec<Pooled> = Vec::new();
     let mut sims: Vec<Vec<Option<f32>>> = vec![Vec::new(); queries.len()];
+    // Per query and pooled sentence: its chunk's relevance (the fused
+    // score's formula: the chunk's best sentence cosine plus the BM25 share).
+    let mut chunk_prior: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for chunk in &chunks {
         let base = corpus.sentences_of(chunk, None);
@@ -388,6 +392,17 @@ pub(crate) fn rank_sentences(
             .map(|h| Index::words(&h.context))
             .unwrap_or_default();
         let blocks = introduced_blocks(chunk, &base);
+        let bm25 = bm25_of(&chunk.chunk_id);
+        let priors: Vec<f64> = scored
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|h| h.similarity)
+                    .reduce(f32::max)
+                    .map_or(0.0, f64::from)
+                    + crate::retrieve::BM25_WEIGHT * bm25
+            })
+            .collect();
         for (i, h) in base.iter().enumerate() {
             let Some(text) = chunk.content.get(h.start..h.end) else {
                 continue;
@@ -425,7 +440,6 @@ pub(crate) fn rank_sentences(
                 context: h.context.clone(),
                 words,
                 context_words: context_words.clone(),
-                bm25: bm25_of(&chunk.chunk_id),
                 introduces: block.range.clone().map(|b| Introduced {
                     start: b.start,
                     text: chunk.content[b].to_string(),
@@ -436,6 +450,7 @@ pub(crate) fn rank_sentences(
                 Some(k) => {
                     for (qi, sim) in unit_sims.enumerate() {
                         sims[qi][k] = sim;
+                        chunk_prior[qi][k] = priors[qi];
                     }
                     pool[k] = pooled;
                     k
@@ -443,6 +458,7 @@ pub(crate) fn rank_sentences(
                 None => {
                     for (qi, sim) in unit_sims.enumerate() {
                         sims[qi].push(sim);
+                        chunk_prior[qi].push(priors[qi]);
                     }
                     pool.push(pooled);
                     pool.len() - 1
@@ -465,7 +481,10 @@ pub(crate) fn rank_sentences(
             0.0
         };
         (
-            w.semantic * sem + w.lexical * lex + w.bm25 * p.bm25 + w.answer_type * typed,
+            w.semantic * sem
+                + w.lexical * lex
+                + w.chunk * chunk_prior[qi][i]
+                + w.answer_type * typed,
             lex,
         )
     };

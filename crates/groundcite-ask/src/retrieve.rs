@@ -15,8 +15,15 @@ use crate::pool::{Pool, RetrievedPool};
 use crate::retriever::Retriever;
 use crate::settings::{AskSettings, GateMode, GateSettings};
 
-/// Reciprocal rank fusion's constant (the usual 60).
-pub(crate) const RRF_K: f64 = 60.0;
+/// How far down each list (BM25 and dense) fusion reads. Deep enough that
+/// a chunk ranked well by one list and modestly by the other gets both
+/// scores; both searches cost a few milliseconds at this depth.
+pub(crate) const FUSION_DEPTH: usize = 100;
+
+/// The weight of a chunk's BM25 score, relative to the best of the question,
+/// in the fused score (its best sentence's cosine plus this share). Chosen on
+/// the dev suites (docs/local.md, "Fusion").
+pub(crate) const BM25_WEIGHT: f64 = 0.2;
 
 /// What the gate read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -131,7 +138,7 @@ impl Retrieval {
 /// sentences and applies the gate.
 ///
 /// With `embed` (and sentence vectors of the same model in the index),
-/// BM25 and dense retrieval are fused by reciprocal rank; otherwise BM25
+/// BM25 and dense retrieval are fused by score ([`fuse`]); otherwise BM25
 /// alone.
 pub fn retrieve(
     index: &Index,
@@ -151,10 +158,11 @@ pub fn retrieve(
         _ => None,
     };
     let pool = (settings.top_k * 4).max(20);
-    let lexical = index.search(question, pool).map_err(AskError::Index)?;
+    let depth = if query.is_some() { FUSION_DEPTH } else { pool };
+    let lexical = index.search(question, depth).map_err(AskError::Index)?;
     let dense = query
         .as_deref()
-        .map(|q| index.dense_search(q, pool))
+        .map(|q| index.dense_search(q, depth))
         .unwrap_or_default();
     let signals = Signals {
         hybrid: query.is_some(),
@@ -166,7 +174,7 @@ pub fn retrieve(
         parts: 1,
         external: None,
     };
-    let fused = fuse(index, &lexical, &dense, pool)?;
+    let fused = fuse(index, &lexical, &dense, query.as_deref(), pool)?;
     let ranked = rank_sentences(index, embed, &fused, &lexical, query, question)?;
     finish(index, &fused, ranked, signals, settings, started)
 }
@@ -359,25 +367,56 @@ pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
     Verdict::Pass
 }
 
-/// Reciprocal rank fusion of the BM25 and dense lists; the top `k` chunks,
-/// each with `score` set to its fused score.
+/// Fusion of the BM25 and dense lists by score: a chunk scores its best
+/// sentence's cosine with the question plus [`BM25_WEIGHT`] times its BM25
+/// score relative to the question's best. The top `k` chunks, each with
+/// `score` set to its fused score.
+///
+/// Scores, not ranks: reciprocal rank fusion (what this replaced) gives a
+/// chunk ranked 90th by BM25 almost nothing, and on long, chatty questions
+/// BM25's order is mostly noise, so a chunk the dense list ranks 6th lost to
+/// chunks that matched "took", "pic" and "side". A cosine keeps its meaning
+/// from question to question; BM25 has no absolute scale, hence relative to
+/// the best. A chunk only BM25 found gets its cosine from its stored
+/// sentence vectors; one only dense search found gets no BM25 share.
 pub(crate) fn fuse(
     index: &Index,
     lexical: &[Chunk],
     dense: &[(String, f32)],
+    query: Option<&[f32]>,
     k: usize,
 ) -> Result<Vec<Chunk>, AskError> {
-    if dense.is_empty() {
+    let Some(query) = query.filter(|_| !dense.is_empty()) else {
         return Ok(lexical.iter().take(k).cloned().collect());
+    };
+    let best = lexical
+        .first()
+        .and_then(|c| c.score)
+        .filter(|s| *s > 0.0)
+        .unwrap_or(1.0);
+    let mut scores: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for (id, cos) in dense {
+        scores.entry(id.as_str()).or_default().0 = f64::from(*cos);
     }
-    let mut scores: BTreeMap<&str, f64> = BTreeMap::new();
-    for (rank, c) in lexical.iter().enumerate() {
-        *scores.entry(c.chunk_id.as_str()).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+    for c in lexical {
+        let bm25 = c.score.unwrap_or(0.0).max(0.0) / best;
+        match scores.get_mut(c.chunk_id.as_str()) {
+            Some(s) => s.1 = bm25,
+            None => {
+                let cos = index
+                    .sentences_of(&c.chunk_id, Some(query))
+                    .iter()
+                    .filter_map(|h| h.similarity)
+                    .reduce(f32::max)
+                    .map_or(0.0, f64::from);
+                scores.insert(c.chunk_id.as_str(), (cos, bm25));
+            }
+        }
     }
-    for (rank, (id, _)) in dense.iter().enumerate() {
-        *scores.entry(id.as_str()).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
-    }
-    let mut order: Vec<(&str, f64)> = scores.into_iter().collect();
+    let mut order: Vec<(&str, f64)> = scores
+        .into_iter()
+        .map(|(id, (cos, bm25))| (id, cos + BM25_WEIGHT * bm25))
+        .collect();
     order.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let mut out = Vec::with_capacity(k);
     for (id, score) in order.into_iter().take(k) {

@@ -6,6 +6,12 @@ use serde::{Deserialize, Serialize};
 /// Default number of chunks retrieved.
 pub const DEFAULT_TOP_K: usize = 3;
 
+/// Default number of chunks retrieved for a model that reads whole chunks
+/// (the hosted providers): a large model reads five chunks easily, and the
+/// chunk holding the answer is among the first five for more questions than
+/// among the first three (docs/local.md, "Fusion").
+pub const READER_TOP_K: usize = 5;
+
 /// Most chunks one question may retrieve.
 pub const MAX_TOP_K: usize = 50;
 

@@ -171,3 +171,56 @@ fn the_gate_refuses_only_on_its_rule() {
         bm25.verdict
     );
 }
+
+/// A long, chatty question shares many words with a page that does not
+/// answer it: the page that answers it in other words still ranks first.
+/// Fusion reads scores, not ranks: with two chunks, each first in one
+/// list, reciprocal rank fusion ties them and the tie went to the chunk ID
+/// that sorts first (the chatty page's, on purpose).
+#[test]
+fn a_chatty_questions_words_do_not_outvote_the_page_that_answers_it() {
+    let embed = load_embedder(None)
+        .unwrap()
+        .expect("scripts/setup installs the model");
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    write(
+        &docs,
+        "a-typing.md",
+        "# Typing tips\n\nWhen typing a password, wait until the page has loaded. \
+         Typing fast on a phone makes a wrong letter likelier, so type the password slowly.\n",
+    );
+    write(
+        &docs,
+        "sign-in.md",
+        "# Signing in\n\nAfter 5 failed sign-in attempts your account is locked for 30 minutes.\n",
+    );
+    let mut index = Index::open_or_create(&tmp.path().join("index")).unwrap();
+    index
+        .update_with(
+            &docs,
+            &IndexConfig::default(),
+            Some(embed.as_ref()),
+            &mut |_| {},
+        )
+        .unwrap();
+    let question = "got locked out after typing my password wrong, how long do i wait?";
+    let lexical = index.search(question, 2).unwrap();
+    assert_eq!(
+        lexical[0].chunk_id, "a-typing.md#chunk-1",
+        "BM25 alone prefers the page sharing the question's words"
+    );
+    let settings = AskSettings {
+        candidates: 0,
+        ..AskSettings::with_gate(GateMode::Retrieval)
+    };
+    let r = retrieve(&index, Some(embed.as_ref()), question, &settings).unwrap();
+    let ids: Vec<&str> = r
+        .chunks
+        .chunks()
+        .iter()
+        .map(|c| c.chunk_id.as_str())
+        .collect();
+    assert_eq!(ids, ["sign-in.md#chunk-1", "a-typing.md#chunk-1"]);
+}

@@ -14,6 +14,13 @@ fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 
+/// The installed embedding model.
+fn embedder() -> std::sync::Arc<dyn Embed> {
+    load_embedder(None)
+        .unwrap()
+        .expect("scripts/setup installs the model")
+}
+
 /// A help centre of three pages, indexed with sentence vectors.
 fn corpus(root: &Path, embed: &dyn Embed) -> Index {
     let docs = root.join("docs");
@@ -45,9 +52,7 @@ fn corpus(root: &Path, embed: &dyn Embed) -> Index {
 
 #[test]
 fn paraphrased_questions_find_their_sentence_and_pass_the_hosted_gate() {
-    let embed = load_embedder(None)
-        .unwrap()
-        .expect("scripts/setup installs the model");
+    let embed = embedder();
     let tmp = tempfile::tempdir().unwrap();
     let index = corpus(tmp.path(), embed.as_ref());
     let settings = AskSettings::with_gate(GateMode::Retrieval);
@@ -85,9 +90,7 @@ fn paraphrased_questions_find_their_sentence_and_pass_the_hosted_gate() {
 
 #[test]
 fn the_gate_refuses_only_on_its_rule() {
-    let embed = load_embedder(None)
-        .unwrap()
-        .expect("scripts/setup installs the model");
+    let embed = embedder();
     let tmp = tempfile::tempdir().unwrap();
     let index = corpus(tmp.path(), embed.as_ref());
     // Shares "password" with the sign-in page, but nothing answers it.
@@ -179,9 +182,7 @@ fn the_gate_refuses_only_on_its_rule() {
 /// that sorts first (the chatty page's, on purpose).
 #[test]
 fn a_chatty_questions_words_do_not_outvote_the_page_that_answers_it() {
-    let embed = load_embedder(None)
-        .unwrap()
-        .expect("scripts/setup installs the model");
+    let embed = embedder();
     let tmp = tempfile::tempdir().unwrap();
     let docs = tmp.path().join("docs");
     std::fs::create_dir_all(&docs).unwrap();

@@ -197,8 +197,9 @@ pub enum ClaimTextMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum RetrievalMode {
-    /// BM25 fused with sentence vectors (reciprocal rank fusion); BM25 alone
-    /// with a note when the embedding model is not installed.
+    /// BM25 fused with sentence vectors by score (a chunk's best sentence
+    /// cosine plus a share of its BM25 score); BM25 alone with a note when
+    /// the embedding model is not installed.
     #[default]
     Hybrid,
     /// BM25 alone.

@@ -1,5 +1,5 @@
-//! Retrieval (BM25 fused with sentence vectors by reciprocal rank) and
-//! the gate over what it found.
+//! Retrieval (BM25 fused with sentence vectors by score) and the gate over
+//! what it found.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

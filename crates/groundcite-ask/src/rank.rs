@@ -354,8 +354,7 @@ pub(crate) fn rank_sentences(
             .iter()
             .find(|c| c.chunk_id == id)
             .and_then(|c| c.score)
-            // A search service's score may be on any scale: kept in 0..=1.
-            .map_or(0.0, |s| (s / bm25_max).clamp(0.0, 1.0))
+            .unwrap_or(0.0)
     };
 
     // The chunks whose sentences are ranked.
@@ -396,11 +395,12 @@ pub(crate) fn rank_sentences(
         let priors: Vec<f64> = scored
             .iter()
             .map(|s| {
-                s.iter()
+                let cos = s
+                    .iter()
                     .filter_map(|h| h.similarity)
                     .reduce(f32::max)
-                    .map_or(0.0, f64::from)
-                    + crate::retrieve::BM25_WEIGHT * bm25
+                    .map_or(0.0, f64::from);
+                crate::retrieve::fused_score(cos, bm25, bm25_max)
             })
             .collect();
         for (i, h) in base.iter().enumerate() {

@@ -25,6 +25,14 @@ pub(crate) const FUSION_DEPTH: usize = 100;
 /// the dev suites (docs/local.md, "Fusion").
 pub(crate) const BM25_WEIGHT: f64 = 0.2;
 
+/// A chunk's fused score: its best sentence's cosine with the question plus
+/// [`BM25_WEIGHT`] times its BM25 score as a share of the question's best
+/// (kept in 0..=1: a search service's score may be on any scale). The
+/// sentence ranker reads the same formula for a sentence's chunk.
+pub(crate) fn fused_score(cosine: f64, bm25: f64, best_bm25: f64) -> f64 {
+    cosine + BM25_WEIGHT * (bm25 / best_bm25).clamp(0.0, 1.0)
+}
+
 /// What the gate read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Signals {
@@ -399,7 +407,7 @@ pub(crate) fn fuse(
         scores.entry(id.as_str()).or_default().0 = f64::from(*cos);
     }
     for c in lexical {
-        let bm25 = c.score.unwrap_or(0.0).max(0.0) / best;
+        let bm25 = c.score.unwrap_or(0.0);
         match scores.get_mut(c.chunk_id.as_str()) {
             Some(s) => s.1 = bm25,
             None => {
@@ -415,7 +423,7 @@ pub(crate) fn fuse(
     }
     let mut order: Vec<(&str, f64)> = scores
         .into_iter()
-        .map(|(id, (cos, bm25))| (id, cos + BM25_WEIGHT * bm25))
+        .map(|(id, (cos, bm25))| (id, fused_score(cos, bm25, best)))
         .collect();
     order.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let mut out = Vec::with_capacity(k);

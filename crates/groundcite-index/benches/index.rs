@@ -55,3 +55,20 @@ fn search(bencher: Bencher, query: &str) {
     let (_dir, index) = built();
     bencher.bench_local(|| index.search(divan::black_box(query), 5).expect("search"));
 }
+
+/// Spelling correction of a question before it is searched: one with no
+/// word to correct, one with two misspelt words, one with a long word the
+/// English list lacks (every one-edit candidate looked up).
+#[divan::bench(args = [
+    "How long does it take to get my refund?",
+    "How long does standrd shiping take?",
+    "authenticatorbackups",
+])]
+fn correct_spelling(bencher: Bencher, question: &str) {
+    let (_dir, index) = built();
+    bencher.bench_local(|| {
+        index
+            .correct_spelling(divan::black_box(question))
+            .expect("correct")
+    });
+}

@@ -26,6 +26,7 @@ use crate::formats::{DocLayout, Extracted, Format, extract};
 use crate::layout::{LAYOUT_DIR, StoredLayout};
 use crate::manifest::{FileEntry, Manifest, Settings, hash_hex};
 use crate::sentences::{ChunkEntry, Embed, FileSentences, SentenceHit, SentenceStore};
+use crate::spelling::{self, Corrected};
 use crate::walk::{Walk, find_documents};
 
 /// Files larger than this (10 MiB) are skipped.
@@ -668,6 +669,28 @@ impl Index {
     /// dropped, stemmed): the index's own notion of a word.
     pub fn words(text: &str) -> BTreeSet<String> {
         analyzed(text)
+    }
+
+    /// `text` with its misspelt words read as words of this corpus
+    /// ([`spelling`](crate::spelling) has the rule): "intrest" becomes
+    /// "interest" when chunks use "interest" and none "intrest".
+    pub fn correct_spelling(&self, text: &str) -> Result<Corrected, IndexError> {
+        let searcher = self.reader.searcher();
+        let f = self.fields;
+        let mut analyzer = analyzer();
+        spelling::correct(text, |word| {
+            let mut stream = analyzer.token_stream(word);
+            let mut n = 0;
+            while stream.advance() {
+                let term = &stream.token().text;
+                for field in [f.content, f.title, f.headings] {
+                    n += searcher
+                        .doc_freq(&Term::from_field_text(field, term))
+                        .map_err(|e| IndexError::engine(&self.dir, e))?;
+                }
+            }
+            Ok(n)
+        })
     }
 
     /// Inverse document frequency of an analyzed word in this index (BM25's

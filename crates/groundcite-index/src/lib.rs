@@ -17,7 +17,9 @@
 //! - [`Index`]: a directory holding a tantivy BM25 index and a manifest.
 //!   [`Index::open_or_create`], then [`Index::update`] with an
 //!   [`IndexConfig`] (reporting [`Progress`], returning an [`UpdateReport`]),
-//!   then [`Index::search`].
+//!   then [`Index::search`]. [`Index::correct_spelling`] reads a
+//!   question's misspelt words as the corpus's words ([`spelling`]: the
+//!   rule, [`spelling::Correction`]).
 //! - [`document_title`] and [`source_url`]: a chunk's `source_title`
 //!   (front matter `title`, else first level-1 heading, else first heading,
 //!   else file name) and `source_url`
@@ -108,6 +110,7 @@ mod manifest;
 mod markdown;
 mod rst;
 mod sentences;
+pub mod spelling;
 mod walk;
 
 pub use chunker::{

@@ -108,7 +108,9 @@ fn main() {
     let mut ranks: BTreeMap<&str, Vec<Option<usize>>> = BTreeMap::new();
     for case in suite.cases.iter().filter(|c| c.kind.expects_answer()) {
         let gold = case.gold();
-        let q = case.question.as_str();
+        // Searched as the pipeline searches it: misspelt words corrected.
+        let corrected = index.correct_spelling(&case.question).unwrap();
+        let q = corrected.text.as_str();
         let v = groundcite_index::Embed::embed(embed.as_ref(), &[q])
             .unwrap()
             .pop()
@@ -141,7 +143,7 @@ fn main() {
                 (&bm25, &bm25_scores, &dense, &v),
             );
         }
-        let got = retrieve(&index, Some(embed.as_ref()), q, &settings).unwrap();
+        let got = retrieve(&index, Some(embed.as_ref()), &case.question, &settings).unwrap();
         let retrieved: Vec<String> = got
             .chunks
             .chunks()

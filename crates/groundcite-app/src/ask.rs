@@ -54,6 +54,7 @@ pub fn ask_settings(
         .candidates
         .or(file.ask.candidates)
         .unwrap_or(s.candidates);
+    s.spelling = !flags.no_spelling && file.ask.spelling.unwrap_or(true);
     if s.candidates > MAX_CANDIDATES {
         return Err(SettingsError::invalid(
             "--candidates",

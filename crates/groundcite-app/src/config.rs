@@ -83,6 +83,7 @@
 //! embed_model = "models/all-MiniLM-L6-v2" # default: the model cache, the installed package
 //! gate = "evidence"           # or "retrieval", "off"; default: evidence for local, retrieval otherwise
 //! candidates = 4              # sentences the embedded model quotes among (0: whole chunks)
+//! spelling = true             # read "intrest" as "interest" when the corpus says "interest"
 //! min_similarity = 0.58       # evidence gate: best sentence's cosine with the question
 //! min_typed_similarity = 0.45 # … or of a sentence stating the quantity asked ("how long": a duration)
 //! min_p_answerable = 0.5      # evidence gate: the embedded model's probability of answering
@@ -237,6 +238,8 @@ pub struct AskSection {
     pub gate: Option<GateMode>,
     /// Candidate sentences for the embedded model.
     pub candidates: Option<usize>,
+    /// Read misspelt question words as the corpus's words.
+    pub spelling: Option<bool>,
     /// How chunks are found.
     pub retrieval: Option<RetrievalMode>,
     /// The sentence-embedding model's folder.

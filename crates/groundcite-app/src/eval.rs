@@ -189,6 +189,7 @@ pub fn run_suite(
             "retrieval": if plan.embed.is_some() { "hybrid" } else { "bm25" },
             "gate": settings.gate,
             "candidates": settings.candidates,
+            "spelling": settings.spelling,
             "match": settings.profile,
             "claims": settings.policy,
         }),

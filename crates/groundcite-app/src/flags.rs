@@ -110,6 +110,10 @@ pub struct RetrievalFlags {
     /// whole chunks, 0, unless set).
     #[arg(long, value_name = "N")]
     pub candidates: Option<usize>,
+    /// Search the question exactly as typed: no misspelt word is read as
+    /// the corpus's word one letter away (else `[ask] spelling`, else on).
+    #[arg(long)]
+    pub no_spelling: bool,
     /// Evidence gate: the best sentence's cosine with the question must
     /// reach this (else `[ask] min_similarity`, else 0.58).
     #[arg(long, value_name = "COSINE")]

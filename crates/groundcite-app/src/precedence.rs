@@ -287,6 +287,23 @@ fn retrieval_settings_are_flag_then_file_then_the_providers_default() {
     assert_eq!(e.subject(), "--top-k");
     let s = ask::ask_settings(&none, &default, ProviderName::Local).unwrap();
     assert_eq!(s.gate.min_typed_similarity, 0.45);
+    // Spelling correction: on, unless the file or the flag turns it off.
+    assert!(s.spelling);
+    let off = file("[ask]\nspelling = false\n");
+    assert!(
+        !ask::ask_settings(&none, &off, ProviderName::Local)
+            .unwrap()
+            .spelling
+    );
+    let flag = RetrievalFlags {
+        no_spelling: true,
+        ..RetrievalFlags::default()
+    };
+    assert!(
+        !ask::ask_settings(&flag, &default, ProviderName::Openai)
+            .unwrap()
+            .spelling
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use groundcite_core::{Candidate, Chunk, ChunkSet};
+use groundcite_index::spelling::{Corrected, Correction};
 use groundcite_index::{Embed, Index};
 use serde::{Deserialize, Serialize};
 
@@ -61,6 +62,11 @@ pub struct Signals {
     /// scored at least its floor (the service's scale, not BM25's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<ExternalHits>,
+    /// Question words read as corpus words before searching ("intrest" as
+    /// "interest": [`groundcite_index::spelling`]); the model still reads
+    /// the question as asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corrected: Vec<Correction>,
 }
 
 /// What an external retriever found ([`retrieve_external`]).
@@ -156,6 +162,16 @@ pub fn retrieve(
 ) -> Result<Retrieval, AskError> {
     settings.validate().map_err(AskError::Settings)?;
     let started = Instant::now();
+    // Searched, ranked and gated as corrected; the prompt keeps the original.
+    let corrected = if settings.spelling {
+        index.correct_spelling(question).map_err(AskError::Index)?
+    } else {
+        Corrected {
+            text: question.to_string(),
+            corrections: Vec::new(),
+        }
+    };
+    let question = corrected.text.as_str();
     let query = match embed {
         Some(e) if index.vector_model() == Some(e.model_id()) => {
             let mut v = e
@@ -181,6 +197,7 @@ pub fn retrieve(
         typed_similarity: None,
         parts: 1,
         external: None,
+        corrected: corrected.corrections.clone(),
     };
     let fused = fuse(index, &lexical, &dense, query.as_deref(), pool)?;
     let ranked = rank_sentences(index, embed, &fused, &lexical, query, question)?;
@@ -285,6 +302,7 @@ pub fn retrieve_external(
             best_score: hits.first().and_then(|c| c.score),
             floor,
         }),
+        corrected: Vec::new(),
     };
     let ranked = rank_sentences(&corpus, embed, &hits, &hits, query, question)?;
     finish(&corpus, &hits, ranked, signals, settings, started)
@@ -496,6 +514,7 @@ mod tests {
             typed_similarity: typed,
             parts: 1,
             external: None,
+            corrected: Vec::new(),
         }
     }
 

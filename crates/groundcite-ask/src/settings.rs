@@ -133,6 +133,9 @@ pub struct AskSettings {
     pub policy: ClaimPolicy,
     /// Stream the generation, verifying each claim as its object closes.
     pub stream: bool,
+    /// Read misspelt question words as the corpus's words before searching
+    /// ([`groundcite_index::spelling`]); on by default.
+    pub spelling: bool,
 }
 
 impl AskSettings {
@@ -145,6 +148,7 @@ impl AskSettings {
             profile: MatchProfile::Default,
             policy: ClaimPolicy::Strict,
             stream: false,
+            spelling: true,
         }
     }
 

@@ -225,3 +225,56 @@ fn a_chatty_questions_words_do_not_outvote_the_page_that_answers_it() {
         .collect();
     assert_eq!(ids, ["sign-in.md#chunk-1", "a-typing.md#chunk-1"]);
 }
+
+/// A misspelt question finds the page its words would have found: as typed,
+/// no word of it is in the corpus and BM25 finds nothing; read as the
+/// corpus's words it finds the expenses page, and the signals (kept in the
+/// trace) say what was read as what.
+#[test]
+fn misspelt_words_are_read_as_the_corpus_words_one_edit_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    write(
+        &docs,
+        "expenses.md",
+        "# Travel expenses\n\nMileage for a private vehicle is refunded at 45 cents per kilometre.\n",
+    );
+    write(
+        &docs,
+        "sign-in.md",
+        "# Signing in\n\nAfter 5 failed sign-in attempts your account is locked for 30 minutes.\n",
+    );
+    let mut index = Index::open_or_create(&tmp.path().join("index")).unwrap();
+    index
+        .update_with(&docs, &IndexConfig::default(), None, &mut |_| {})
+        .unwrap();
+    let question = "whats the milage rate for my vehicel";
+    assert!(index.search(question, 5).unwrap().is_empty());
+    let r = retrieve(
+        &index,
+        None,
+        question,
+        &AskSettings::with_gate(GateMode::Retrieval),
+    )
+    .unwrap();
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.signals);
+    assert_eq!(r.chunks.chunks()[0].chunk_id, "expenses.md#chunk-1");
+    let read: Vec<(&str, &str)> = r
+        .signals
+        .corrected
+        .iter()
+        .map(|c| (c.from.as_str(), c.to.as_str()))
+        .collect();
+    assert_eq!(read, [("milage", "mileage"), ("vehicel", "vehicle")]);
+    // A real word the corpus never uses is not bent into one it does: the
+    // question stays unanswerable.
+    let r = retrieve(
+        &index,
+        None,
+        "is there a mileage allowance for a scooter",
+        &AskSettings::with_gate(GateMode::Retrieval),
+    )
+    .unwrap();
+    assert!(r.signals.corrected.is_empty(), "{:?}", r.signals.corrected);
+}

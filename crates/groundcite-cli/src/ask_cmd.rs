@@ -132,6 +132,15 @@ pub fn run(args: AskArgs) -> anyhow::Result<ExitCode> {
             retrieval
         }
     };
+    if !retrieval.signals.corrected.is_empty() {
+        let read: Vec<String> = retrieval
+            .signals
+            .corrected
+            .iter()
+            .map(|c| format!("{:?} as {:?}", c.from, c.to))
+            .collect();
+        eprintln!("note: searched reading {}", read.join(", "));
+    }
     if let Some(note) = retrieval.gate_note() {
         eprintln!("note: {note}: answering unanswerable without the model");
         // Weak evidence is a judgement the user can hand to the model; an

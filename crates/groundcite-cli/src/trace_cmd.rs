@@ -143,6 +143,26 @@ fn write_summary(out: &mut impl Write, r: &TraceRecord) -> anyhow::Result<()> {
     if let Some(q) = &r.question {
         writeln!(out, "question  {q}")?;
     }
+    // Question words retrieval read as the corpus's (`ask`'s spelling rule).
+    let read: Vec<String> = r
+        .options
+        .signals
+        .as_ref()
+        .and_then(|s| s.get("corrected"))
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            Some(format!(
+                "{:?} as {:?}",
+                c.get("from")?.as_str()?,
+                c.get("to")?.as_str()?
+            ))
+        })
+        .collect();
+    if !read.is_empty() {
+        writeln!(out, "searched  reading {}", read.join(", "))?;
+    }
     writeln!(
         out,
         "provider  {} {}",

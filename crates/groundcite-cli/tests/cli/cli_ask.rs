@@ -441,6 +441,52 @@ fn a_stored_trace_shows_and_reverifies_to_the_same_contract() {
     assert_eq!(reverified, contract);
 }
 
+/// A misspelt word is searched as the corpus's word one edit away, and both
+/// the command and the stored trace say so; the model still reads the
+/// question as typed.
+#[test]
+fn a_misspelt_question_is_searched_as_the_corpus_spells_it() {
+    let (out, c) = ask("How long does standrd shiping take?", &[]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr
+            .contains(r#"note: searched reading "standrd" as "standard", "shiping" as "shipping""#),
+        "{stderr}"
+    );
+    assert_eq!(c["answerable"], true, "{c:#}");
+    let quotes = c.to_string();
+    assert!(
+        quotes.contains("Standard shipping takes 3 to 7 business days"),
+        "{c:#}"
+    );
+    let id = trace_id(&out);
+    let database = db();
+    let show = groundcite(&[
+        "trace",
+        "show",
+        &id,
+        "--database",
+        &database,
+        "--format",
+        "text",
+    ]);
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    let summary = text(&show.stdout);
+    assert!(
+        summary.contains(r#"searched  reading "standrd" as "standard", "shiping" as "shipping""#),
+        "{summary}"
+    );
+    let show = groundcite(&["trace", "show", &id, "--database", &database]);
+    let record: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert!(
+        record["prompt"]["user"]
+            .as_str()
+            .unwrap()
+            .contains("How long does standrd shiping take?"),
+        "{record:#}"
+    );
+}
+
 /// A generation cut by its token limit still leaves a trace that shows why:
 /// the partial raw output, the stop reason and the token counts, as typed
 /// fields.

@@ -50,6 +50,24 @@ fn corpus(root: &Path, embed: &dyn Embed) -> Index {
     index
 }
 
+/// An index of `page` (file name, text) beside a sign-in page, with
+/// sentence vectors when `embed` is given.
+fn beside_sign_in(root: &Path, page: (&str, &str), embed: Option<&dyn Embed>) -> Index {
+    let docs = root.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    write(&docs, page.0, page.1);
+    write(
+        &docs,
+        "sign-in.md",
+        "# Signing in\n\nAfter 5 failed sign-in attempts your account is locked for 30 minutes.\n",
+    );
+    let mut index = Index::open_or_create(&root.join("index")).unwrap();
+    index
+        .update_with(&docs, &IndexConfig::default(), embed, &mut |_| {})
+        .unwrap();
+    index
+}
+
 #[test]
 fn paraphrased_questions_find_their_sentence_and_pass_the_hosted_gate() {
     let embed = embedder();
@@ -184,28 +202,15 @@ fn the_gate_refuses_only_on_its_rule() {
 fn a_chatty_questions_words_do_not_outvote_the_page_that_answers_it() {
     let embed = embedder();
     let tmp = tempfile::tempdir().unwrap();
-    let docs = tmp.path().join("docs");
-    std::fs::create_dir_all(&docs).unwrap();
-    write(
-        &docs,
-        "a-typing.md",
-        "# Typing tips\n\nWhen typing a password, wait until the page has loaded. \
-         Typing fast on a phone makes a wrong letter likelier, so type the password slowly.\n",
+    let index = beside_sign_in(
+        tmp.path(),
+        (
+            "a-typing.md",
+            "# Typing tips\n\nWhen typing a password, wait until the page has loaded. \
+             Typing fast on a phone makes a wrong letter likelier, so type the password slowly.\n",
+        ),
+        Some(embed.as_ref()),
     );
-    write(
-        &docs,
-        "sign-in.md",
-        "# Signing in\n\nAfter 5 failed sign-in attempts your account is locked for 30 minutes.\n",
-    );
-    let mut index = Index::open_or_create(&tmp.path().join("index")).unwrap();
-    index
-        .update_with(
-            &docs,
-            &IndexConfig::default(),
-            Some(embed.as_ref()),
-            &mut |_| {},
-        )
-        .unwrap();
     let question = "got locked out after typing my password wrong, how long do i wait?";
     let lexical = index.search(question, 2).unwrap();
     assert_eq!(
@@ -233,22 +238,14 @@ fn a_chatty_questions_words_do_not_outvote_the_page_that_answers_it() {
 #[test]
 fn misspelt_words_are_read_as_the_corpus_words_one_edit_away() {
     let tmp = tempfile::tempdir().unwrap();
-    let docs = tmp.path().join("docs");
-    std::fs::create_dir_all(&docs).unwrap();
-    write(
-        &docs,
-        "expenses.md",
-        "# Travel expenses\n\nMileage for a private vehicle is refunded at 45 cents per kilometre.\n",
+    let index = beside_sign_in(
+        tmp.path(),
+        (
+            "expenses.md",
+            "# Travel expenses\n\nMileage for a private vehicle is refunded at 45 cents per kilometre.\n",
+        ),
+        None,
     );
-    write(
-        &docs,
-        "sign-in.md",
-        "# Signing in\n\nAfter 5 failed sign-in attempts your account is locked for 30 minutes.\n",
-    );
-    let mut index = Index::open_or_create(&tmp.path().join("index")).unwrap();
-    index
-        .update_with(&docs, &IndexConfig::default(), None, &mut |_| {})
-        .unwrap();
     let question = "whats the milage rate for my vehicel";
     assert!(index.search(question, 5).unwrap().is_empty());
     let r = retrieve(

@@ -275,3 +275,62 @@ fn misspelt_words_are_read_as_the_corpus_words_one_edit_away() {
     .unwrap();
     assert!(r.signals.corrected.is_empty(), "{:?}", r.signals.corrected);
 }
+
+/// An FAQ page written with bold questions, as help desks export them: the
+/// user's question meets the answer under its FAQ question, never the FAQ
+/// question itself (a question states nothing, so it is no quote), and
+/// admonition markup is not part of any sentence.
+#[test]
+fn faq_questions_title_their_answers_and_are_never_quoted() {
+    let embed = embedder();
+    let tmp = tempfile::tempdir().unwrap();
+    let index = beside_sign_in(
+        tmp.path(),
+        (
+            "sync-faq.md",
+            "# Sync FAQ\n\n**Q: Does the app use my mobile data to sync?**\n\n\
+             Yes, by default. Turn on **Sync over Wi-Fi only** under **Settings > Sync** to stop it.\n\n\
+             **Q: Can I choose which notebooks a computer keeps?**\n\n\
+             Yes, with selective sync in the desktop app.\n\n\
+             :::danger Lost passphrases\nWe can't reset a passphrase you forget.\n:::\n",
+        ),
+        Some(embed.as_ref()),
+    );
+    let r = retrieve(
+        &index,
+        Some(embed.as_ref()),
+        "the app is eating my phone's data allowance, can i make it wait for wifi?",
+        &AskSettings::with_gate(GateMode::Retrieval),
+    )
+    .unwrap();
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.signals);
+    assert!(!r.candidates.is_empty());
+    for c in &r.candidates {
+        assert!(!c.text.trim_end_matches('*').ends_with('?'), "{c:?}");
+        assert!(!c.text.contains("Q:") && !c.text.contains(":::"), "{c:?}");
+    }
+    let best = &r.candidates[0];
+    assert!(best.text.contains("Sync over Wi-Fi only"), "{best:?}");
+    assert_eq!(
+        best.context,
+        "Sync FAQ > Does the app use my mobile data to sync?"
+    );
+    // The stored sentences: no FAQ question, no admonition fence.
+    let mut stored = Vec::new();
+    for chunk in index.all_chunks().unwrap() {
+        if chunk.chunk_id.starts_with("sync-faq.md") {
+            for h in index.sentences_of(&chunk.chunk_id, None) {
+                stored.push(chunk.content[h.start..h.end].to_string());
+            }
+        }
+    }
+    assert_eq!(
+        stored,
+        [
+            "Yes, by default.",
+            "Turn on **Sync over Wi-Fi only** under **Settings > Sync** to stop it.",
+            "Yes, with selective sync in the desktop app.",
+            "We can't reset a passphrase you forget.",
+        ]
+    );
+}

@@ -252,7 +252,7 @@ fn breaks_line(line: &str, before: bool, markup: Markup) -> bool {
     if t.len() >= 3 && t.chars().all(|c| matches!(c, '-' | '=' | '*' | '_' | ' ')) {
         return true;
     }
-    if is_markup_line(t) {
+    if is_markup_line(t) || is_admonition_fence(t) {
         return true;
     }
     if before {
@@ -617,12 +617,104 @@ pub fn is_markup_line(line: &str) -> bool {
     true
 }
 
+/// Whether `line` opens or closes an admonition, as documentation sites
+/// write them: Docusaurus and VitePress `:::tip Title` / `:::`, MkDocs
+/// `!!! note "Title"` and its collapsible `??? note`. Markup around text:
+/// a line of its own, never a statement (the title is a label, not a fact).
+pub fn is_admonition_fence(line: &str) -> bool {
+    let t = line.trim();
+    if let Some(rest) = t.strip_prefix(":::") {
+        // `:::`, `::::`, `:::tip`, `::: warning Title`, `:::note{title="x"}`.
+        let rest = rest.trim_start_matches(':').trim_start();
+        return rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_alphabetic());
+    }
+    let rest = t
+        .strip_prefix("!!!")
+        .or_else(|| t.strip_prefix("???+"))
+        .or_else(|| t.strip_prefix("???"));
+    rest.is_some_and(|r| {
+        r.starts_with(' ')
+            && r.trim_start()
+                .starts_with(|c: char| c.is_ascii_alphabetic())
+    })
+}
+
+/// The question an FAQ entry asks, when `line` is one: a line that asks
+/// (it ends with `?`, or opens with `Q:`, `Q.` or `Question:`) and stands
+/// as a label, wholly in bold or italics (`**How do I cancel?**`,
+/// `**Q: My notes are gone.**`), or opening with the `Q:` label in any
+/// form (`Q: …`, `**Q:** …`). Returns the question without its emphasis
+/// and label. A plain line that ends with `?` is not one here: that is
+/// running text ("Forgot your password? …" reads on); the chunker treats
+/// a paragraph of one such line as a section's title on its own.
+pub fn faq_question(line: &str) -> Option<&str> {
+    let t = line.trim();
+    if t.len() > 300 || t.starts_with(['#', '|', '>', '-', '+', '<']) {
+        return None;
+    }
+    let (inner, emphasised) = strip_emphasis(t);
+    let (question, labelled) = strip_question_label(inner);
+    let asks = labelled || question.ends_with('?');
+    let question = question.trim();
+    (asks && (emphasised || labelled) && !question.is_empty()).then_some(question)
+}
+
+/// `t` without emphasis around the whole of it (`**x**`, `__x__`, `*x*`,
+/// `_x_`), and whether there was some. A label in bold (`**Q:** x`) loses
+/// its markers too.
+fn strip_emphasis(t: &str) -> (&str, bool) {
+    for m in ["**", "__", "*", "_"] {
+        if let Some(inner) = t.strip_prefix(m).and_then(|r| r.strip_suffix(m))
+            && !inner.is_empty()
+            && !inner.starts_with(char::is_whitespace)
+            && !inner.contains(m)
+        {
+            return (inner.trim(), true);
+        }
+    }
+    for label in ["**Q:**", "**Q.**", "__Q:__", "*Q:*", "**Question:**"] {
+        if let Some(rest) = t.strip_prefix(label) {
+            return (rest.trim(), true);
+        }
+    }
+    (t, false)
+}
+
+/// `t` without a leading `Q:`, `Q.` or `Question:` label, and whether it
+/// had one.
+fn strip_question_label(t: &str) -> (&str, bool) {
+    for label in ["Q:", "Q.", "Question:", "QUESTION:", "question:"] {
+        if let Some(rest) = t.strip_prefix(label)
+            && rest.starts_with(char::is_whitespace)
+        {
+            return (rest.trim_start(), true);
+        }
+    }
+    (t, false)
+}
+
+/// Whether a sentence asks rather than states: it ends with `?` (closing
+/// emphasis, quotes or brackets aside), or it is an FAQ entry's question
+/// ([`faq_question`]).
+fn asks(sentence: &str) -> bool {
+    let t = sentence.trim();
+    let end = t.trim_end_matches(['*', '_', '"', '\'', ')', ']', '\u{201D}', '\u{2019}']);
+    end.ends_with('?') || faq_question(t).is_some()
+}
+
 /// Whether a sentence can state a fact on its own: not a Markdown heading,
-/// not a table rule or a code fence, and at least three words. Headings
-/// and rules are context, never a claim.
+/// not a table rule or a code fence, not an admonition's fence, not a
+/// question (an FAQ page's questions are its headings), and at least three
+/// words. Headings, rules and questions are context, never a claim.
 pub fn is_statement(sentence: &str) -> bool {
     let t = sentence.trim();
-    if t.starts_with('#') || t.starts_with("```") || t.starts_with("~~~") || is_markup_line(t) {
+    if t.starts_with('#')
+        || t.starts_with("```")
+        || t.starts_with("~~~")
+        || is_markup_line(t)
+        || is_admonition_fence(t)
+        || asks(t)
+    {
         return false;
     }
     if t.chars()
@@ -941,6 +1033,78 @@ mod tests {
         assert!(is_statement("- Cards are replaced for free.\n"));
         assert!(!is_statement("<TabItem value=\"apt\" label=\"APT\">\n"));
         assert!(is_statement("<b>Note</b> cards are free.\n"));
+        // Questions ask; they never state what the answer is.
+        assert!(!is_statement("Why was I charged twice?\n"));
+        assert!(!is_statement("**Q: Does sync use mobile data?**\n"));
+        assert!(!is_statement("**Q: My notes are gone from my phone.**\n"));
+        assert!(!is_statement(":::danger Forgotten passphrases\n"));
+        assert!(!is_statement("!!! note \"Before you start\"\n"));
+        assert!(is_statement(
+            "Refunds are issued within 14 days of payment.\n"
+        ));
+    }
+
+    #[test]
+    fn faq_questions_are_bold_or_labelled() {
+        assert_eq!(
+            faq_question("**Q: Does Quillpad use my mobile data?**"),
+            Some("Does Quillpad use my mobile data?")
+        );
+        assert_eq!(
+            faq_question("**How do I cancel my plan?**"),
+            Some("How do I cancel my plan?")
+        );
+        assert_eq!(
+            faq_question("**Q:** Where are my invoices?"),
+            Some("Where are my invoices?")
+        );
+        assert_eq!(
+            faq_question("Q: My notes are gone."),
+            Some("My notes are gone.")
+        );
+        assert_eq!(
+            faq_question("_Question: Can I pay yearly?_"),
+            Some("Can I pay yearly?")
+        );
+        // Running text, labels that are not questions, list items.
+        assert_eq!(faq_question("Forgot your password? Reset it."), None);
+        assert_eq!(faq_question("How do I cancel?"), None);
+        assert_eq!(faq_question("**Important**"), None);
+        assert_eq!(faq_question("- **Can I pay yearly?**"), None);
+        assert_eq!(faq_question("**Q** is a letter"), None);
+        assert_eq!(faq_question("Qatar: shipping takes 5 days."), None);
+        assert_eq!(faq_question("**bold** and **bold?**"), None);
+    }
+
+    #[test]
+    fn admonition_fences_stand_alone() {
+        for t in [
+            ":::",
+            "::::",
+            ":::tip",
+            "::: warning Careful",
+            ":::note{title=\"x\"}",
+            "!!! note \"Title\"",
+            "??? info",
+            "???+ tip",
+        ] {
+            assert!(is_admonition_fence(t), "{t}");
+        }
+        for t in [":::: 3", "!!!", "!!! ", "!!!Wow", "Note: ::: here", "???"] {
+            assert!(!is_admonition_fence(t), "{t}");
+        }
+        let t = ":::danger Forgotten passphrases\nWe never see your passphrase and can't reset it.\n:::\n";
+        let got: Vec<&str> = statement_spans(t)
+            .into_iter()
+            .map(|r| t[r].trim())
+            .collect();
+        assert_eq!(got, ["We never see your passphrase and can't reset it."]);
+        let t = "!!! tip\n    Keep your recovery codes offline\n:::\n";
+        let got: Vec<&str> = statement_spans(t)
+            .into_iter()
+            .map(|r| t[r].trim())
+            .collect();
+        assert_eq!(got, ["Keep your recovery codes offline"]);
     }
 
     #[test]

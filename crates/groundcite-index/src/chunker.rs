@@ -199,17 +199,62 @@ pub(crate) fn blocks(text: &str, flavor: Flavor) -> Vec<Block<'_>> {
                 continue;
             }
             if markdown::thematic_break(s)
+                || groundcite_core::sentences::is_admonition_fence(s)
                 || (flavor == Flavor::Mdx
                     && (markdown::mdx_esm(s) || groundcite_core::sentences::is_markup_line(s)))
             {
                 flush(&mut current, &mut out);
                 continue;
             }
+            // An FAQ entry's question (`**Q: How do I …?**`) opening a
+            // paragraph titles the answer below it, as a heading would.
+            if current.is_none()
+                && let Some(question) = groundcite_core::sentences::faq_question(s)
+            {
+                out.push(Block {
+                    start: line.start,
+                    end: line.end,
+                    heading: Some((FAQ_LEVEL, question)),
+                });
+                continue;
+            }
         }
         current = Some((current.map_or(line.start, |(start, _)| start), line.end));
     }
     flush(&mut current, &mut out);
+    if markdown {
+        plain_questions_as_titles(text, &mut out);
+    }
     out
+}
+
+/// The level of an FAQ entry's question as a heading: below every
+/// Markdown heading (1 to 6), so the next question replaces it and the
+/// next real heading ends it.
+const FAQ_LEVEL: usize = 7;
+
+/// A paragraph of one plain line that asks a question (`How do I cancel?`)
+/// followed by a paragraph is an FAQ entry's question too: the title of
+/// the answer below it. Not a question inside running text, a list item,
+/// a table row or a quote, and not one of several sentences.
+fn plain_questions_as_titles<'a>(text: &'a str, blocks: &mut [Block<'a>]) {
+    for i in 0..blocks.len().saturating_sub(1) {
+        if blocks[i].heading.is_some() || blocks[i + 1].heading.is_some() {
+            continue;
+        }
+        let t = text[blocks[i].start..blocks[i].end].trim();
+        let one_sentence = !t.contains('\n')
+            && t.len() <= 200
+            && t.ends_with('?')
+            && !t[..t.len() - 1].contains(['?', '!'])
+            && !t.contains(". ");
+        let plain = !t.starts_with(['#', '|', '>', '-', '+', '*', '<', '`', '[', '!'])
+            && !t.starts_with(|c: char| c.is_ascii_digit())
+            && t.split_whitespace().count() >= 3;
+        if one_sentence && plain {
+            blocks[i].heading = Some((FAQ_LEVEL, t));
+        }
+    }
 }
 
 /// Byte position after `n` chars from `from`, or `end` if the text runs out.
@@ -526,6 +571,50 @@ mod tests {
         let chunks = chunk_document("a.md", text, &ChunkerConfig::default());
         assert_eq!(contents(&chunks), [text]);
         assert_eq!(chunks[0].heading_path, ["Title", "Sub"]);
+    }
+
+    #[test]
+    fn faq_questions_title_their_answers() {
+        let text = "# Sync FAQ\n\n**Q: Does sync use mobile data?**\n\nYes, by default.\n\n\
+                    **Q: Can I pick notebooks?**\nYes, with selective sync.\n\n\
+                    How much data does sync use?\n\nVery little after the first sync.\n\n\
+                    ## Other\n\nDone.";
+        let chunks = chunk_document("faq.md", text, &ChunkerConfig::default());
+        let paths: Vec<Vec<String>> = chunks.iter().map(|c| c.heading_path.clone()).collect();
+        assert_eq!(
+            paths,
+            [
+                vec!["Sync FAQ", "Does sync use mobile data?"],
+                vec!["Sync FAQ", "Can I pick notebooks?"],
+                vec!["Sync FAQ", "How much data does sync use?"],
+                vec!["Sync FAQ", "Other"],
+            ]
+        );
+        assert_eq!(
+            contents(&chunks)[1],
+            "**Q: Can I pick notebooks?**\nYes, with selective sync."
+        );
+        // A question inside running text, or one closing a page, titles nothing.
+        let text = "# T\n\nForgot it? Reset it.\n\nWhat next?";
+        let chunks = chunk_document("a.md", text, &ChunkerConfig::default());
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].heading_path, ["T"]);
+        // Plain text files have no titles.
+        let text = "How much is it?\n\nFive euros.";
+        let chunks = chunk_document("a.txt", text, &ChunkerConfig::default());
+        assert!(chunks[0].heading_path.is_empty());
+    }
+
+    #[test]
+    fn admonition_fences_separate_blocks() {
+        let text =
+            "# T\n\nText before\n:::tip Keep codes safe\nStore them offline\n:::\nText after";
+        let blocks = blocks(text, Flavor::Markdown);
+        let texts: Vec<&str> = blocks.iter().map(|b| &text[b.start..b.end]).collect();
+        assert_eq!(
+            texts,
+            ["# T", "Text before", "Store them offline", "Text after"]
+        );
     }
 
     #[test]

@@ -48,7 +48,10 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 // 14: a description that opens with a table does not open its first row
 //    with a separator; an admonition's label neither leads a description
 //    (DocBook) nor stands as a cell of its own (Asciidoctor: "Note: …").
-const PIPELINE_VERSION: u32 = 14;
+// 15: an FAQ entry's question (`**Q: …?**`, a paragraph of one question)
+//    titles its answer as a heading does; admonition fences (`:::tip`,
+//    `!!! note`) are lines of their own; questions are not statements.
+const PIPELINE_VERSION: u32 = 15;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

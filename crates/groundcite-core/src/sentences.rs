@@ -99,7 +99,11 @@ fn spans(text: &str, soft: &[usize]) -> Vec<Range<usize>> {
             let ordinal = c == '.'
                 && (1..=3).contains(&line.trim_start().len())
                 && line.trim_start().bytes().all(|b| b.is_ascii_digit());
-            if !ordinal
+            // A table row is one record: a cell's sentences end with the
+            // row, never inside it ("| QP-401 | Sign in again. Sessions
+            // end after 30 days. |" without its code states nothing).
+            let reads_on = ordinal || line.trim_start().starts_with('|');
+            if !reads_on
                 && chars.peek().is_none_or(|&(_, d)| d.is_whitespace())
                 && !(j == i + 1 && abbreviation(&text[line_start..i], &text[j..]))
             {
@@ -1042,6 +1046,24 @@ mod tests {
         assert!(is_statement(
             "Refunds are issued within 14 days of payment.\n"
         ));
+    }
+
+    #[test]
+    fn a_table_row_is_one_sentence() {
+        let t = "| Code | What to do |\n|---|---|\n| QP-401 | Sign in again. Sessions end after 30 days. |\n| QP-429 | Wait 60 seconds. |\n\nThen try again later. Done.";
+        let got: Vec<&str> = statement_spans(t)
+            .into_iter()
+            .map(|r| t[r].trim())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "| Code | What to do |",
+                "| QP-401 | Sign in again. Sessions end after 30 days. |",
+                "| QP-429 | Wait 60 seconds. |",
+                "Then try again later.",
+            ]
+        );
     }
 
     #[test]

@@ -51,7 +51,8 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 // 15: an FAQ entry's question (`**Q: …?**`, a paragraph of one question)
 //    titles its answer as a heading does; admonition fences (`:::tip`,
 //    `!!! note`) are lines of their own; questions are not statements.
-const PIPELINE_VERSION: u32 = 15;
+// 16: a Markdown table row is one sentence, whatever its cells hold.
+const PIPELINE_VERSION: u32 = 16;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

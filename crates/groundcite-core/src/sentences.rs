@@ -736,6 +736,14 @@ pub fn is_statement(sentence: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The statements of Markdown `t`, trimmed.
+    fn stated(t: &str) -> Vec<&str> {
+        statement_spans(t)
+            .into_iter()
+            .map(|r| t[r].trim())
+            .collect()
+    }
+
     /// The block introduced by the sentence of `text` that ends with
     /// `lead` (its text), if any.
     fn introduced<'a>(text: &'a str, lead: &str, markup: Markup) -> Option<&'a str> {
@@ -1011,10 +1019,7 @@ mod tests {
     #[test]
     fn setext_heading_text_is_not_a_statement() {
         let t = "DNS SRV record support in apt\n=============================\n\nApt supports a subset of the records.\nThe next line is a rule\n\n---\n";
-        let got: Vec<&str> = statement_spans(t)
-            .into_iter()
-            .map(|r| t[r].trim())
-            .collect();
+        let got = stated(t);
         assert_eq!(
             got,
             [
@@ -1051,10 +1056,7 @@ mod tests {
     #[test]
     fn a_table_row_is_one_sentence() {
         let t = "| Code | What to do |\n|---|---|\n| QP-401 | Sign in again. Sessions end after 30 days. |\n| QP-429 | Wait 60 seconds. |\n\nThen try again later. Done.";
-        let got: Vec<&str> = statement_spans(t)
-            .into_iter()
-            .map(|r| t[r].trim())
-            .collect();
+        let got = stated(t);
         assert_eq!(
             got,
             [
@@ -1116,16 +1118,10 @@ mod tests {
             assert!(!is_admonition_fence(t), "{t}");
         }
         let t = ":::danger Forgotten passphrases\nWe never see your passphrase and can't reset it.\n:::\n";
-        let got: Vec<&str> = statement_spans(t)
-            .into_iter()
-            .map(|r| t[r].trim())
-            .collect();
+        let got = stated(t);
         assert_eq!(got, ["We never see your passphrase and can't reset it."]);
         let t = "!!! tip\n    Keep your recovery codes offline\n:::\n";
-        let got: Vec<&str> = statement_spans(t)
-            .into_iter()
-            .map(|r| t[r].trim())
-            .collect();
+        let got = stated(t);
         assert_eq!(got, ["Keep your recovery codes offline"]);
     }
 
@@ -1221,10 +1217,7 @@ mod tests {
         assert!(!is_markup_line("<3 this"));
         assert!(!is_markup_line(""));
         let t = "<TabItem value=\"apt\">\nRun the installer.\n</TabItem>\n";
-        let got: Vec<&str> = statement_spans(t)
-            .into_iter()
-            .map(|r| t[r].trim())
-            .collect();
+        let got = stated(t);
         assert_eq!(got, ["Run the installer."]);
     }
 }

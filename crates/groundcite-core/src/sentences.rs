@@ -227,7 +227,7 @@ fn is_fence(line: &str) -> bool {
 
 /// Whether a line stands on its own rather than continuing (or being
 /// continued by) running text: a blank line, a Markdown heading, table row,
-/// block quote or rule; a list item when it is the `next` line (a wrapped
+/// block quote, rule or HTML comment's edge; a list item when it is the `next` line (a wrapped
 /// item's own lines continue it); the line before a Markdown hard break (two
 /// trailing spaces or a backslash).
 fn breaks_line(line: &str, before: bool, markup: Markup) -> bool {
@@ -257,6 +257,11 @@ fn breaks_line(line: &str, before: bool, markup: Markup) -> bool {
         return true;
     }
     if is_markup_line(t) || is_admonition_fence(t) {
+        return true;
+    }
+    // An HTML comment's first and last lines: what it hides is not part of
+    // the text around it.
+    if markup == Markup::Markdown && (t.starts_with("<!--") || t.ends_with("-->")) {
         return true;
     }
     if before {
@@ -405,16 +410,18 @@ pub fn statement_spans(text: &str) -> Vec<Range<usize>> {
     statement_spans_in(text, Markup::Markdown)
 }
 
-/// [`statement_spans`] of a text in `markup`: in reStructuredText, explicit
+/// [`statement_spans`] of a text in `markup`: in Markdown, a table's header
+/// row (its column names state nothing) and HTML comments state nothing;
+/// in reStructuredText, explicit
 /// markup (`.. image:: …`) and section titles (underlined with any
 /// punctuation) state nothing either; in AsciiDoc, neither do section
 /// titles, markup lines ([`is_asciidoc_markup`]) or anything inside a
 /// comment or passthrough block.
 pub fn statement_spans_in(text: &str, markup: Markup) -> Vec<Range<usize>> {
-    let hidden = if markup == Markup::AsciiDoc {
-        asciidoc_hidden(text)
-    } else {
-        Vec::new()
+    let hidden = match markup {
+        Markup::AsciiDoc => asciidoc_hidden(text),
+        Markup::Markdown => html_comments(text),
+        Markup::Rst => Vec::new(),
     };
     sentence_spans_in(text, markup)
         .into_iter()
@@ -423,11 +430,11 @@ pub fn statement_spans_in(text: &str, markup: Markup) -> Vec<Range<usize>> {
             let t = s.trim();
             is_statement(s)
                 && !is_underlined(text, r.end, markup)
+                && !hidden.iter().any(|h| h.start < r.end && r.start < h.end)
+                && !is_table_header(text, r.clone(), markup)
                 && !(markup == Markup::Rst && (s.trim_start().starts_with("..") || is_adornment(t)))
                 && !(markup == Markup::AsciiDoc
-                    && (is_asciidoc_markup(t)
-                        || asciidoc_title(t).is_some()
-                        || hidden.iter().any(|h| h.start < r.end && r.start < h.end)))
+                    && (is_asciidoc_markup(t) || asciidoc_title(t).is_some()))
         })
         .collect()
 }
@@ -556,27 +563,63 @@ pub fn is_field(t: &str) -> bool {
 /// as a setext heading: up to three spaces, then two or more `=` or two or
 /// more `-`, and only trailing white space.
 fn is_underlined(text: &str, end: usize, markup: Markup) -> bool {
-    let Some(before) = text.get(..end) else {
+    let Some(next) = next_line(text, end) else {
         return false;
     };
-    let last = before.trim_end();
-    let Some(rest) = text.get(last.len()..) else {
-        return false;
-    };
-    let Some(nl) = rest.find('\n') else {
-        return false;
-    };
-    // Only white space may sit between the sentence and the line break.
-    if !rest[..nl].trim().is_empty() {
-        return false;
-    }
-    let next = rest[nl + 1..].split('\n').next().unwrap_or("");
     match markup {
         Markup::Markdown => setext_level(next).is_some(),
         Markup::Rst => !next.starts_with(' ') && is_adornment(next.trim_end()),
         // AsciiDoc's titles are `=` lines; an underline is a delimiter.
         Markup::AsciiDoc => false,
     }
+}
+
+/// The line after a sentence that ends at `end`, when only white space
+/// follows the sentence on its own line.
+fn next_line(text: &str, end: usize) -> Option<&str> {
+    let last = text.get(..end)?.trim_end();
+    let rest = text.get(last.len()..)?;
+    let nl = rest.find('\n')?;
+    rest[..nl]
+        .trim()
+        .is_empty()
+        .then(|| rest[nl + 1..].split('\n').next().unwrap_or(""))
+}
+
+/// Whether `line` is a Markdown table's delimiter row (`|---|:--:|`,
+/// `--- | ---`), the line under its header row.
+pub fn is_table_delimiter(line: &str) -> bool {
+    let t = line.trim();
+    t.contains('-')
+        && t.contains('|')
+        && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+}
+
+/// Whether the sentence at `r` is a Markdown table's header row: a row
+/// whose next line is the delimiter row.
+fn is_table_header(text: &str, r: Range<usize>, markup: Markup) -> bool {
+    markup == Markup::Markdown
+        && text.get(r.clone()).is_some_and(|s| s.contains('|'))
+        && next_line(text, r.end).is_some_and(is_table_delimiter)
+}
+
+/// Byte ranges of the HTML comments (`<!-- … -->`) of Markdown `text`:
+/// hidden when the page is rendered (an editor's note, an export's
+/// residue), so never quoted. One left open ends with its line.
+fn html_comments(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text.get(from..).and_then(|t| t.find("<!--")) {
+        let start = from + i;
+        let body = start + 4;
+        let end = match text[body..].find("-->") {
+            Some(j) => body + j + 3,
+            None => text[body..].find('\n').map_or(text.len(), |j| body + j),
+        };
+        out.push(start..end);
+        from = end;
+    }
+    out
 }
 
 /// The level of a Markdown setext heading underline (`===` → 1, `---` →
@@ -1060,7 +1103,7 @@ mod tests {
         assert_eq!(
             got,
             [
-                "| Code | What to do |",
+                // The header row names columns; it states nothing.
                 "| QP-401 | Sign in again. Sessions end after 30 days. |",
                 "| QP-429 | Wait 60 seconds. |",
                 "Then try again later.",
@@ -1219,5 +1262,32 @@ mod tests {
         let t = "<TabItem value=\"apt\">\nRun the installer.\n</TabItem>\n";
         let got = stated(t);
         assert_eq!(got, ["Run the installer."]);
+    }
+
+    #[test]
+    fn a_table_header_row_and_an_html_comment_state_nothing() {
+        let md = "| Event | Sent when |\n|---|:--|\n| `message.bounced` | The receiving server rejected it. |\n";
+        assert_eq!(
+            stated(md),
+            ["| `message.bounced` | The receiving server rejected it. |"]
+        );
+        // A row followed by another row is data, not a header.
+        assert_eq!(
+            stated("| Plan | Price per month |\n| Growth | US$ 80 |"),
+            ["| Plan | Price per month |", "| Growth | US$ 80 |"]
+        );
+        let md = "Keys last a year. <!-- TODO: document RM-4094 once it ships -->\n\n<!--\nInternal: check with legal before\npublishing this page.\n-->\nRotate them yearly.\n\n<!-- an unclosed note\nStill shown here.";
+        assert_eq!(
+            stated(md),
+            [
+                "Keys last a year.",
+                "Rotate them yearly.",
+                "Still shown here."
+            ]
+        );
+        assert!(is_table_delimiter("|---|:--:|"));
+        assert!(is_table_delimiter(" --- | --- "));
+        assert!(!is_table_delimiter("---"));
+        assert!(!is_table_delimiter("| a | b |"));
     }
 }

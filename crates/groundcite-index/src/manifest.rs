@@ -52,7 +52,8 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 //    titles its answer as a heading does; admonition fences (`:::tip`,
 //    `!!! note`) are lines of their own; questions are not statements.
 // 16: a Markdown table row is one sentence, whatever its cells hold.
-const PIPELINE_VERSION: u32 = 16;
+// 17: a Markdown table's header row and HTML comments are not statements.
+const PIPELINE_VERSION: u32 = 17;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

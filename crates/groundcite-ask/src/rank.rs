@@ -1141,4 +1141,24 @@ mod tests {
         require_named(&mut named, &ids(q, true));
         assert!(!named[1].required);
     }
+
+    proptest::proptest! {
+        /// Whatever a user types: no panic, each identifier is a piece of
+        /// the question, and a text names every identifier it holds.
+        #[test]
+        fn identifiers_are_pieces_of_any_question(
+            q in "[a-zA-Z0-9_=./:|`*é€ -]{0,80}",
+            t in ".{0,40}",
+        ) {
+            let ids = identifiers(&q);
+            proptest::prop_assert!(ids.len() <= 3);
+            for id in &ids {
+                proptest::prop_assert!(q.contains(id.as_str()));
+                let around = format!("see {id} here");
+                proptest::prop_assert!(names(&around, id));
+                let _ = names(&t, id);
+                let _ = keyed_by(&t, id);
+            }
+        }
+    }
 }

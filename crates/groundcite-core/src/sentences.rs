@@ -749,9 +749,19 @@ fn asks(sentence: &str) -> bool {
     end.ends_with('?') || faq_question(t).is_some()
 }
 
+/// Whether a line is wholly in emphasis, at most four words long and
+/// without a sentence's end: a label set in bold or italics ("**On this
+/// page**", "**Before you start**"), a heading in all but its markup.
+fn is_label(t: &str) -> bool {
+    let (inner, emphasised) = strip_emphasis(t);
+    emphasised
+        && !inner.ends_with(['.', '!', '?', ':', ';'])
+        && inner.split_whitespace().count() <= 4
+}
+
 /// Whether a sentence can state a fact on its own: not a Markdown heading,
 /// not a table rule or a code fence, not an admonition's fence, not a
-/// question (an FAQ page's questions are its headings), and at least three
+/// label in bold ([`is_label`]), not a question (an FAQ page's questions are its headings), and at least three
 /// words. Headings, rules and questions are context, never a claim.
 pub fn is_statement(sentence: &str) -> bool {
     let t = sentence.trim();
@@ -761,6 +771,7 @@ pub fn is_statement(sentence: &str) -> bool {
         || is_markup_line(t)
         || is_admonition_fence(t)
         || asks(t)
+        || is_label(t)
     {
         return false;
     }
@@ -1093,6 +1104,14 @@ mod tests {
         assert!(!is_statement("!!! note \"Before you start\"\n"));
         assert!(is_statement(
             "Refunds are issued within 14 days of payment.\n"
+        ));
+        // A label in bold is a heading in all but markup; a statement in
+        // bold is still one.
+        assert!(!is_statement("**On this page**\n"));
+        assert!(!is_statement("_Before you start here_"));
+        assert!(is_statement("**Refunds take 14 days.**"));
+        assert!(is_statement(
+            "**Refunds are never available for annual plans**"
         ));
     }
 

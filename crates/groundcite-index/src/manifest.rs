@@ -53,7 +53,8 @@ pub(crate) const MANIFEST_FILE: &str = "groundcite-manifest.json";
 //    `!!! note`) are lines of their own; questions are not statements.
 // 16: a Markdown table row is one sentence, whatever its cells hold.
 // 17: a Markdown table's header row and HTML comments are not statements.
-const PIPELINE_VERSION: u32 = 17;
+// 18: neither is a short label in bold or italics ("**On this page**").
+const PIPELINE_VERSION: u32 = 18;
 
 /// Everything that, when changed, invalidates every indexed chunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -227,9 +227,9 @@ fn is_fence(line: &str) -> bool {
 
 /// Whether a line stands on its own rather than continuing (or being
 /// continued by) running text: a blank line, a Markdown heading, table row,
-/// block quote, rule or HTML comment's edge; a list item when it is the `next` line (a wrapped
-/// item's own lines continue it); the line before a Markdown hard break (two
-/// trailing spaces or a backslash).
+/// block quote, rule or HTML comment's edge; a list item when it is the
+/// `next` line (a wrapped item's own lines continue it); the line before a
+/// Markdown hard break (two trailing spaces or a backslash).
 fn breaks_line(line: &str, before: bool, markup: Markup) -> bool {
     let line = line.strip_suffix('\r').unwrap_or(line);
     let t = line.trim();
@@ -588,7 +588,7 @@ fn next_line(text: &str, end: usize) -> Option<&str> {
 
 /// Whether `line` is a Markdown table's delimiter row (`|---|:--:|`,
 /// `--- | ---`), the line under its header row.
-pub fn is_table_delimiter(line: &str) -> bool {
+fn is_table_delimiter(line: &str) -> bool {
     let t = line.trim();
     t.contains('-')
         && t.contains('|')
@@ -761,8 +761,9 @@ fn is_label(t: &str) -> bool {
 
 /// Whether a sentence can state a fact on its own: not a Markdown heading,
 /// not a table rule or a code fence, not an admonition's fence, not a
-/// label in bold ([`is_label`]), not a question (an FAQ page's questions are its headings), and at least three
-/// words. Headings, rules and questions are context, never a claim.
+/// label in bold ([`is_label`]), not a question (an FAQ page's questions
+/// are its headings), and at least three words. Headings, rules, labels and
+/// questions are context, never a claim.
 pub fn is_statement(sentence: &str) -> bool {
     let t = sentence.trim();
     if t.starts_with('#')

@@ -47,6 +47,7 @@ from .contract import (
     Refusal,
     Source,
     Span,
+    TableHeader,
     Warning,
 )
 from .errors import CitationFormatError, GroundciteError, InputError, InputTypeError
@@ -80,6 +81,7 @@ __all__ = [
     "Refusal",
     "Source",
     "Span",
+    "TableHeader",
     "Warning",
     "GroundciteError",
     "InputError",

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-__all__ = ["Contract", "QuoteLocation", "QuantityFinding", "Refusal", "Source", "Span", "Warning", "ContractCitation", "ContractClaim"]
+__all__ = ["Contract", "QuoteLocation", "QuantityFinding", "Refusal", "Source", "Span", "Warning", "TableHeader", "ContractCitation", "ContractClaim"]
 
 
 class QuoteLocation(BaseModel):
@@ -83,11 +83,20 @@ class Warning(BaseModel):
     message: Annotated[str, Field(min_length=1)]
 
 
+class TableHeader(BaseModel):
+    """Optional, additive: when the quote starts in a body row of a Markdown table, that table's header row from the same chunk (found by code, never by a model), so a renderer can show the column names above the quoted row. Absent when there is none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_text: Annotated[str, Field(min_length=1)]
+    span: Span
+
+
 class ContractCitation(BaseModel):
     """A verified citation: its footnote, chunk, quote and where the quote is in the chunk.
 
     Rules across fields (checked by the verifier, not by this model):
-    - match == "reference": source_text and span are None.
+    - match == "reference": source_text and span are None, location and table_header absent.
     - otherwise: quote, source_text and span are set.
     """
 
@@ -100,13 +109,14 @@ class ContractCitation(BaseModel):
     match: Literal["exact", "normalized", "reference"]
     span: Optional[Span]
     location: Optional[QuoteLocation] = None
+    table_header: Optional[TableHeader] = None
 
     @model_serializer(mode="wrap")
     def _leave_out_unknown(self, handler: SerializerFunctionWrapHandler) -> Any:
         """Optional fields that are None are absent, as in the contract's JSON."""
         data = handler(self)
         if isinstance(data, dict):
-            for key in ("location",):
+            for key in ("location", "table_header",):
                 if data.get(key, 0) is None:
                     del data[key]
         return data

@@ -18,6 +18,7 @@ from groundcite import (
     GroundedAnswer,
     InputError,
     QuoteLocation,
+    TableHeader,
     convert,
     lint,
     parse,
@@ -88,6 +89,30 @@ def test_a_located_citation_round_trips_and_an_unlocated_one_has_no_location_key
         cited["location"] = bad
         with pytest.raises(ValidationError):
             Contract.model_validate(as_dict)
+
+
+def test_a_quoted_table_row_carries_its_header_row() -> None:
+    # `citations[].table_header` is optional and additive (contract v1): the
+    # verifier finds it in the chunk; a quote that is no table row has none.
+    content = "Errors:\n\n| Code | Meaning |\n|---|---|\n| RM-4221 | The key was revoked. |"
+    chunks = [{"chunk_id": "errors#1", "content": content}]
+    answer = {"answerable": True, "claims": [
+        {"text": "RM-4221 means the key was revoked.",
+         "citations": [{"chunk_id": "errors#1", "quote": "| RM-4221 | The key was revoked. |"}]},
+        {"text": "Errors are listed.", "citations": [{"chunk_id": "errors#1", "quote": "Errors:"}]},
+    ]}
+    as_dict = json.loads(verify(answer, chunks, trace_id="t-4", output="json"))
+    header = as_dict["claims"][0]["citations"][0]["table_header"]
+    start = content.index("| Code")
+    assert header == {"source_text": "| Code | Meaning |", "span": {"start": start, "end": start + 18}}
+    assert content[header["span"]["start"]:header["span"]["end"]] == header["source_text"]
+    assert "table_header" not in as_dict["claims"][1]["citations"][0]
+    model = Contract.model_validate(as_dict)
+    assert isinstance(model.claims[0].citations[0].table_header, TableHeader)
+    assert model.model_dump() == as_dict
+    as_dict["claims"][0]["citations"][0]["table_header"]["x"] = 1
+    with pytest.raises(ValidationError):
+        Contract.model_validate(as_dict)
 
 
 def test_outputs_agree(refunds: Any) -> None:

@@ -201,6 +201,41 @@ describe('the answer renderer', () => {
     await page.context().close();
   });
 
+  test('a quoted table row shows its column names above it; other quotes show none', async () => {
+    const header = `| Code | Meaning ${HOSTILE} |`;
+    const row = '| RM-4221 | The API key was revoked. |';
+    const chunks = [
+      { chunk_id: 'api/errors.md#chunk-2', content: `Error codes:\n\n${header}\n|---|---|\n${row}\n`, source_title: 'Error codes', source_url: null, page_number: null },
+      CHUNKS[1],
+    ];
+    const answer = {
+      answerable: true,
+      claims: [
+        { text: 'RM-4221 means the API key was revoked.', citations: [{ chunk_id: 'api/errors.md#chunk-2', quote: row }] },
+        ANSWER.claims[1],
+      ],
+    };
+    const page = await newPage();
+    await openApp(page);
+    await verifyPasted(page, chunks, answer);
+    await page.locator('#answer .gc-marker[data-ref="1"]').first().hover();
+    const pop = page.locator('#answer .gc-popover:not([hidden])');
+    await pop.waitFor();
+    const columns = pop.locator('.gc-pop-columns');
+    assert.equal(await columns.count(), 1);
+    assert.equal(await columns.locator('code').textContent(), header, 'the header row, verbatim and as text');
+    // Above the quoted row, in reading order.
+    const order = await pop.evaluate((p) => [...p.children].map((c) => c.className));
+    assert.ok(order.indexOf('gc-pop-columns') + 1 === order.indexOf('gc-pop-quote'), order.join(' '));
+    await shot(page, 'table-row-popover');
+    // The other source's quote is no table row: every popover is built up
+    // front, and only the row's has column names.
+    assert.equal(await page.locator('#answer .gc-popover .gc-pop-columns').count(), 1);
+    await assertInert(page);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+
   test('HTML and script in titles, quotes and chunk text, and a javascript: URL, are inert (real service)', async () => {
     const page = await newPage();
     await openApp(page);

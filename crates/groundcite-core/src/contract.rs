@@ -152,6 +152,24 @@ pub struct ContractCitation {
     /// unchanged, and a renderer that does not know it can ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<QuoteLocation>,
+    /// When the quote starts in a body row of a Markdown table, that
+    /// table's header row from the same chunk, so a renderer can show the
+    /// column names above the quoted row. Found by code in the chunk the
+    /// quote was verified in, never written by a model. Additive to contract
+    /// v1 like `location`: omitted when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_header: Option<TableHeader>,
+}
+
+/// The header row of the table a quoted row belongs to
+/// ([`crate::sentences::table_header`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableHeader {
+    /// The chunk's exact text of the header row, white space trimmed.
+    pub source_text: String,
+    /// Its code points in the chunk's original content, end exclusive.
+    pub span: Span,
 }
 
 /// A quote's place on a PDF page, as the server's extraction drew it.

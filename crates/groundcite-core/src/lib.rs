@@ -83,8 +83,8 @@ mod verify;
 
 pub use contract::{
     CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, MAX_TRACE_ID_LEN, Provenance,
-    QuantityFinding, QuoteLocation, Refusal, RefusalCode, Source, TraceIdError, Warning,
-    WarningCode, safe_source_url, validate_trace_id,
+    QuantityFinding, QuoteLocation, Refusal, RefusalCode, Source, TableHeader, TraceIdError,
+    Warning, WarningCode, safe_source_url, validate_trace_id,
 };
 pub use error::InputError;
 pub use model::{

@@ -93,6 +93,10 @@ pub fn render_text(c: &Contract) -> String {
                     .filter(|x| x.reference == s.reference)
                 {
                     if let (Some(text), Some(span)) = (&cit.source_text, cit.span) {
+                        // A quoted table row under its column names.
+                        if let Some(h) = &cit.table_header {
+                            let _ = writeln!(out, "    columns: {}", span_lines(&h.source_text));
+                        }
                         let _ = writeln!(
                             out,
                             "    \"{}\" (code points {}..{}, {})",

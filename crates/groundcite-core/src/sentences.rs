@@ -603,6 +603,72 @@ fn is_table_header(text: &str, r: Range<usize>, markup: Markup) -> bool {
         && next_line(text, r.end).is_some_and(is_table_delimiter)
 }
 
+/// The most body rows a quoted row may sit below its table's header row for
+/// [`table_header`] to find it: bounds the walk up a hostile chunk.
+const MAX_TABLE_ROWS: usize = 500;
+
+/// The header row of the Markdown table whose body row holds byte `at` of
+/// `text`: the byte range of the line above the table's delimiter row
+/// (`|---|---|`), white space trimmed. `None` when that line is not a
+/// table's body row (a header row, a delimiter row, text outside a table),
+/// when the table's header is not in `text` (a chunk that starts inside a
+/// table), or when the row sits more than [`MAX_TABLE_ROWS`] rows below
+/// it.
+///
+/// A quote of a row ("| RM-4221 | 401 | The key was revoked. |") says
+/// little without its column names; a renderer shows this row above it.
+/// Any text is read this way, whatever its format: a line with a `|`
+/// under a delimiter row is a table in every Markdown dialect that has
+/// tables, and nothing else writes one.
+pub fn table_header(text: &str, at: usize) -> Option<Range<usize>> {
+    let at = at.min(text.len());
+    if !text.is_char_boundary(at) {
+        return None;
+    }
+    let line_start = |end: usize| text[..end].rfind('\n').map_or(0, |i| i + 1);
+    let line_of = |start: usize| {
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        (start, end)
+    };
+    let (start, end) = line_of(line_start(at));
+    let row = &text[start..end];
+    if !row.contains('|') || is_table_delimiter(row) {
+        return None;
+    }
+    // The header row itself: its next line is the delimiter.
+    if end < text.len() {
+        let (ns, ne) = line_of(end + 1);
+        if is_table_delimiter(&text[ns..ne]) {
+            return None;
+        }
+    }
+    let mut above = start;
+    for _ in 0..=MAX_TABLE_ROWS {
+        if above == 0 {
+            return None;
+        }
+        let (s, e) = line_of(line_start(above - 1));
+        let line = &text[s..e];
+        if is_table_delimiter(line) {
+            if s == 0 {
+                return None;
+            }
+            let (hs, he) = line_of(line_start(s - 1));
+            let header = &text[hs..he];
+            if !header.contains('|') || is_table_delimiter(header) {
+                return None;
+            }
+            let lead = header.len() - header.trim_start().len();
+            return Some(hs + lead..hs + lead + header.trim().len());
+        }
+        if !line.contains('|') {
+            return None;
+        }
+        above = s;
+    }
+    None
+}
+
 /// Byte ranges of the HTML comments (`<!-- … -->`) of Markdown `text`:
 /// hidden when the page is rendered (an editor's note, an export's
 /// residue), so never quoted. One left open ends with its line.
@@ -1282,6 +1348,58 @@ mod tests {
         let t = "<TabItem value=\"apt\">\nRun the installer.\n</TabItem>\n";
         let got = stated(t);
         assert_eq!(got, ["Run the installer."]);
+    }
+
+    /// The header [`table_header`] finds for the line of `text` holding
+    /// `needle`.
+    fn header_of<'a>(text: &'a str, needle: &str) -> Option<&'a str> {
+        let at = text.find(needle).expect("needle in text");
+        table_header(text, at).map(|r| &text[r])
+    }
+
+    #[test]
+    fn a_table_row_has_the_header_row_above_its_delimiter() {
+        let md = "Errors:\n\n| Code | Meaning |\n|---|:--:|\n| RM-4221 | Revoked key. |\n\
+                  | RM-4223 | Missing variable. |\n\nAfter the table.";
+        assert_eq!(header_of(md, "| RM-4221"), Some("| Code | Meaning |"));
+        // Any byte of a later row, a cell's text included.
+        assert_eq!(
+            header_of(md, "Missing variable"),
+            Some("| Code | Meaning |")
+        );
+        // The header row, the delimiter row and text around the table have none.
+        assert_eq!(header_of(md, "| Code"), None);
+        assert_eq!(header_of(md, "|---"), None);
+        assert_eq!(header_of(md, "Errors:"), None);
+        assert_eq!(header_of(md, "After the table."), None);
+        // Without outer pipes, with CRLF line ends and indentation.
+        let bare = "  Code | Meaning\r\n--- | ---\r\nRM-1 | é ok\r\n";
+        assert_eq!(header_of(bare, "RM-1"), Some("Code | Meaning"));
+    }
+
+    #[test]
+    fn a_row_without_its_header_in_the_text_has_none() {
+        // A chunk that starts inside a table, and a table cut by a blank line.
+        assert_eq!(header_of("| RM-1 | a |\n| RM-2 | b |", "| RM-2"), None);
+        assert_eq!(
+            header_of("| A | B |\n|---|---|\n| 1 | 2 |\n\n| 3 | 4 |", "| 3"),
+            None
+        );
+        // A delimiter row on the first line has no header above it.
+        assert_eq!(header_of("|---|---|\n| 1 | 2 |", "| 1"), None);
+        // Out of range and inside a character: no panic, no header.
+        let md = "| A | B |\n|---|---|\n| é | 2 |";
+        assert_eq!(table_header(md, md.len() + 10), Some(0..9));
+        let inside = md.find('é').unwrap() + 1;
+        assert_eq!(table_header(md, inside), None);
+        // Too far below its header: none, so the walk is bounded.
+        let mut long = String::from("| A |\n|---|\n");
+        for i in 0..=MAX_TABLE_ROWS {
+            long.push_str(&format!("| {i} |\n"));
+        }
+        long.push_str("| last |");
+        assert_eq!(header_of(&long, "| last"), None);
+        assert_eq!(header_of(&long, "| 3 |"), Some("| A |"));
     }
 
     #[test]

@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::contract::{
     CONTRACT_VERSION, Contract, ContractCitation, ContractClaim, Provenance, QuantityFinding,
-    RefusalCode, Source, Warning, WarningCode, safe_source_url,
+    RefusalCode, Source, TableHeader, Warning, WarningCode, safe_source_url,
 };
 use crate::model::{ChunkSet, Claim, GroundedAnswer};
 use crate::normalize::{
-    LazyNormalized, MatchKind, MatchProfile, QuoteVerdict, find_quote_in, normalize,
+    LazyNormalized, MatchKind, MatchProfile, QuoteVerdict, Span, find_quote_in, normalize,
 };
 use crate::quantity;
 use crate::text::truncate_chars;
@@ -50,6 +50,18 @@ pub fn verify_with(
         v.discard_claims(answer.claims.len());
     }
     v.finish(answer.answerable, provenance)
+}
+
+/// The header row of the table whose row a quote starting at byte `at` of
+/// `content` belongs to, with its code-point span.
+fn table_header_of(content: &str, at: usize) -> Option<TableHeader> {
+    let r = crate::sentences::table_header(content, at)?;
+    let start = content[..r.start].chars().count();
+    let source_text = content[r].to_string();
+    Some(TableHeader {
+        span: Span::new(start, start + source_text.chars().count()),
+        source_text,
+    })
 }
 
 /// The citations of a structured claim, as the verifier takes them.
@@ -308,6 +320,7 @@ impl<'a> Verifier<'a> {
                             kind: MatchKind::Reference,
                             span: None,
                             location: None,
+                            table_header: None,
                         },
                     ));
                 }
@@ -370,6 +383,7 @@ impl<'a> Verifier<'a> {
                             kind: m.kind,
                             span: Some(m.span),
                             location: None,
+                            table_header: table_header_of(content, m.bytes.start),
                         },
                     ));
                 }

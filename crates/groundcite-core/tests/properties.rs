@@ -183,6 +183,11 @@ proptest! {
                 let chunk = set.get(&cit.chunk_id).expect("cited chunk was retrieved");
                 let st = cit.source_text.as_deref().unwrap();
                 prop_assert_eq!(cit.span.unwrap().slice(&chunk.content), Some(st));
+                // A table header is the chunk's own text, above the quote.
+                if let Some(h) = &cit.table_header {
+                    prop_assert_eq!(h.span.slice(&chunk.content), Some(h.source_text.as_str()));
+                    prop_assert!(h.span.end() <= cit.span.unwrap().start());
+                }
                 prop_assert_eq!(normalize(st, p), normalize(cit.quote.as_deref().unwrap(), p));
                 prop_assert_eq!(&c.sources[cit.reference - 1].chunk_id, &cit.chunk_id);
                 // Refs are numbered in order of first citation.
@@ -231,5 +236,39 @@ proptest! {
             }
         }
         prop_assert_eq!(at, t.len());
+    }
+}
+
+/// Lines of Markdown tables among other text: rows, delimiter rows (with
+/// and without outer pipes), blank lines, running text.
+fn table_text() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        3 => tricky_string(12).prop_map(|s| format!("| {s} |")),
+        2 => Just("|---|:--:|".to_string()),
+        1 => Just("--- | ---".to_string()),
+        1 => tricky_string(12).prop_map(|s| format!("{s} | x")),
+        1 => tricky_string(20),
+        1 => Just(String::new()),
+    ];
+    prop::collection::vec(line, 0..14).prop_map(|v| v.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// For any byte of any text, a table header found is a trimmed line
+    /// with a `|`, above the byte's line, directly over a delimiter row.
+    #[test]
+    fn a_table_header_is_a_row_over_a_delimiter_above_the_quote(t in table_text(), at in 0usize..400) {
+        let Some(r) = groundcite_core::sentences::table_header(&t, at) else {
+            return Ok(());
+        };
+        let h = t.get(r.clone()).expect("on char boundaries");
+        prop_assert!(h.contains('|') && h == h.trim() && !h.is_empty());
+        let line_start = t[..at.min(t.len())].rfind('\n').map_or(0, |i| i + 1);
+        prop_assert!(r.end < line_start);
+        let next = t[r.end..].split('\n').nth(1).unwrap_or("").trim();
+        prop_assert!(next.contains('-') && next.contains('|'), "{:?} under {:?}", next, h);
+        prop_assert!(next.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t')));
     }
 }

@@ -139,6 +139,10 @@ function popoverContent(ref, citations, source) {
   for (const c of citations) {
     const text = str(c.source_text);
     if (text !== null) {
+      // A quoted table row under its table's column names (the contract's
+      // optional citations[].table_header, found in the same chunk).
+      const columns = obj(c.table_header) ? str(c.table_header.source_text) : null;
+      if (columns !== null) parts.push(el('p', { class: 'gc-pop-columns' }, 'columns: ', el('code', null, columns)));
       parts.push(el('blockquote', { class: 'gc-pop-quote' }, text));
       const match = str(c.match);
       if (match) parts.push(el('p', { class: 'gc-pop-match' }, `${match} match`));

@@ -219,6 +219,10 @@ pub fn reverify(record: &TraceRecord) -> Result<Reverified, ReverifyError> {
 /// citation keeps the stored location of the same citation (same claim and
 /// position, same chunk, same span). A location is never invented, and one
 /// whose citation changed is dropped, so a changed citation still differs.
+///
+/// A table header (`citations[].table_header`) is recomputed; a trace
+/// written before contracts carried one keeps its citation without it, so
+/// it still re-verifies as the same. One that was stored is compared.
 fn keep_locations(contract: &mut Contract, stored: &serde_json::Value) {
     let Some(claims) = stored.get("claims").and_then(serde_json::Value::as_array) else {
         return;
@@ -236,6 +240,9 @@ fn keep_locations(contract: &mut Contract, stored: &serde_json::Value) {
                 c.location = o
                     .get("location")
                     .and_then(|l| serde_json::from_value(l.clone()).ok());
+            }
+            if same_chunk && same_span && o.get("table_header").is_none() {
+                c.table_header = None;
             }
         }
     }
@@ -337,6 +344,60 @@ mod tests {
         let r = reverify(&record).unwrap();
         assert!(!r.same);
         assert_eq!(r.contract.claims[0].citations[0].location, None);
+    }
+
+    /// A quoted table row carries its header row. A trace stored before
+    /// contracts carried headers re-verifies as the same; a stored header
+    /// that is not the chunk's shows as a difference.
+    #[test]
+    fn a_table_row_citation_re_verifies_with_or_without_its_stored_header() {
+        let table = ChunkSet::new(vec![Chunk {
+            chunk_id: "errors#1".into(),
+            content: "| Code | Meaning |\n|---|---|\n| RM-4221 | The key was revoked. |".into(),
+            source_title: None,
+            source_url: None,
+            page_number: None,
+            score: None,
+        }])
+        .unwrap();
+        let raw = r#"{"answerable": true, "claims": [{"text": "RM-4221 means a revoked key.",
+            "citations": [{"chunk_id": "errors#1", "quote": "| RM-4221 | The key was revoked. |"}]}]}"#;
+        let answer: GroundedAnswer = serde_json::from_str(raw).unwrap();
+        let contract = verify_with(
+            &answer,
+            &table,
+            MatchProfile::Default,
+            ClaimPolicy::Strict,
+            provenance(),
+        );
+        let header = contract.claims[0].citations[0]
+            .table_header
+            .clone()
+            .unwrap();
+        assert_eq!(header.source_text, "| Code | Meaning |");
+        assert_eq!((header.span.start(), header.span.end()), (0, 18));
+        let mut record = TraceRecord::new("t-1", "answer");
+        record.chunks = TraceChunks::from_chunks(table.chunks());
+        record.raw_output = Some(raw.into());
+        let stored = |c: &Contract| Some(JsonText::serialize(c).unwrap());
+
+        record.contract = stored(&contract);
+        assert!(reverify(&record).unwrap().same);
+        let mut old = contract.clone();
+        old.claims[0].citations[0].table_header = None;
+        record.contract = stored(&old);
+        let r = reverify(&record).unwrap();
+        assert!(r.same, "{:?}", r.contract);
+        assert_eq!(r.contract.claims[0].citations[0].table_header, None);
+        let mut forged = contract.clone();
+        forged.claims[0].citations[0].table_header = Some(groundcite_core::TableHeader {
+            source_text: "| Code | Fix |".into(),
+            span: groundcite_core::Span::new(0, 14),
+        });
+        record.contract = stored(&forged);
+        let r = reverify(&record).unwrap();
+        assert!(!r.same);
+        assert_eq!(r.contract.claims[0].citations[0].table_header, Some(header));
     }
 
     #[test]

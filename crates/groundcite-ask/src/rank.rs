@@ -185,6 +185,72 @@ pub fn question_parts(question: &str) -> Vec<String> {
         .collect()
 }
 
+/// The identifiers a question names, as typed: error codes, versions,
+/// option and function names ("QP-429", "fts5", "eth0", "journal_mode=wal",
+/// "json_patch", "/v3/messages", "message.delivered"). A word is one when
+/// it mixes letters and digits, or joins alphanumeric runs with `_`, `=`,
+/// `/` or `.`; a number with a short suffix ("55k", "1st") is not. Everyday
+/// words never are, so a question without such a word is ranked as before.
+/// At most three, in question order.
+pub(crate) fn identifiers(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in question.split_whitespace() {
+        let w = raw
+            .trim_start_matches(|c: char| !c.is_alphanumeric() && c != '/')
+            .trim_end_matches(|c: char| !c.is_alphanumeric());
+        if w.len() < 2 || w.len() > 64 {
+            continue;
+        }
+        let letters = w.chars().any(|c| c.is_ascii_alphabetic());
+        let digits = w.chars().any(|c| c.is_ascii_digit());
+        let joined = w.char_indices().any(|(i, c)| {
+            matches!(c, '_' | '=' | '/' | '.')
+                && w[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric)
+                && w[i + c.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_some_and(char::is_alphanumeric)
+        }) && w
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+            .all(|p| p.chars().count() >= 2);
+        // A number with a short suffix is a quantity or an ordinal ("55k",
+        // "5x", "10am", "2gb", "1st"), not a name.
+        let digits_end = w.find(|c: char| !c.is_ascii_digit()).unwrap_or(w.len());
+        let suffix = &w[digits_end..];
+        let quantity = digits_end > 0
+            && (1..=3).contains(&suffix.len())
+            && suffix.chars().all(|c| c.is_ascii_alphabetic());
+        if ((letters && digits && !quantity) || joined)
+            && !out.iter().any(|o| o.eq_ignore_ascii_case(w))
+        {
+            out.push(w.to_string());
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `text` names `identifier` as a whole word (ASCII case aside):
+/// "QP-429" in "| QP-429 | Too many requests |", not in "QP-4290".
+pub(crate) fn names(text: &str, identifier: &str) -> bool {
+    let hay = text.to_ascii_lowercase();
+    let needle = identifier.to_ascii_lowercase();
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    hay.match_indices(&needle).any(|(i, m)| {
+        !word(hay[..i].chars().next_back()) && !word(hay[i + m.len()..].chars().next())
+    })
+}
+
+/// An identifier of the question is read only when at most this many
+/// pooled sentences name it: a code's row, its FAQ entry, a changelog line.
+pub(crate) const MAX_NAMING: usize = 8;
+
 /// One question (or one part of it), ready to score sentences.
 pub(crate) struct Query {
     vector: Option<Vec<f32>>,
@@ -296,6 +362,8 @@ fn introduced_blocks(chunk: &Chunk, base: &[groundcite_index::SentenceHit]) -> V
 pub(crate) struct Ranking {
     /// How many parts the question was ranked by.
     pub(crate) parts: usize,
+    /// The question's identifiers ([`require_named`]).
+    pub(crate) identifiers: Identifiers,
     /// Candidates in the order the model is offered them.
     pub(crate) order: Vec<Candidate>,
     /// The best candidate's cosine with the question (hybrid).
@@ -506,6 +574,14 @@ pub(crate) fn rank_sentences(
         .enumerate()
         .map(|(pi, q)| rank_by(pi + 1, q))
         .collect();
+    let mut identifiers = Identifiers::of(question, |id| {
+        pool.iter().filter(|p| names(&p.claim, id)).count()
+    });
+    identifiers.keyed = identifiers
+        .selective
+        .iter()
+        .find(|id| pool.iter().any(|p| keyed_by(&p.text, id)))
+        .cloned();
     for r in &part_ranks {
         if let Some(&(i, _)) = r.iter().find(|(i, _)| !picked.contains(i)) {
             picked.push(i);
@@ -543,6 +619,7 @@ pub(crate) fn rank_sentences(
         .collect();
     Ok(Ranking {
         parts: parts.len().max(1),
+        identifiers,
         order,
         best_similarity,
         best_lexical,
@@ -571,6 +648,105 @@ pub(crate) fn require_answering(candidates: &mut [Candidate], parts: usize) {
             break;
         }
     }
+}
+
+/// The identifiers a question names ([`identifiers`]), and those of them
+/// that few pooled sentences name.
+#[derive(Debug, Default)]
+pub(crate) struct Identifiers {
+    all: Vec<String>,
+    /// Named by 1 to [`MAX_NAMING`] pooled sentences: one that many name is
+    /// the corpus's own vocabulary ("sqlite3" in SQLite's manual), not what
+    /// the question singles out.
+    selective: Vec<String>,
+    /// A selective identifier that keys a ranked table row ([`keyed_by`]):
+    /// the documents define it.
+    keyed: Option<String>,
+}
+
+impl Identifiers {
+    fn of(question: &str, naming: impl Fn(&str) -> usize) -> Identifiers {
+        let all = identifiers(question);
+        let selective = all
+            .iter()
+            .filter(|id| (1..=MAX_NAMING).contains(&naming(id)))
+            .cloned()
+            .collect();
+        Identifiers {
+            all,
+            selective,
+            keyed: None,
+        }
+    }
+}
+
+impl Identifiers {
+    /// An identifier of the question that a ranked table row is keyed by.
+    pub(crate) fn keyed(&self) -> Option<&str> {
+        self.keyed.as_deref()
+    }
+}
+
+/// Whether the candidate's sentence or the block it introduces names one
+/// of `ids`.
+fn names_any(c: &Candidate, ids: &[String]) -> bool {
+    ids.iter()
+        .any(|id| names(&c.text, id) || c.introduces.as_ref().is_some_and(|b| names(&b.text, id)))
+}
+
+/// Whether `text` is a table row keyed by `identifier`: its first cell is
+/// the identifier (code marks and emphasis aside), as an error-code,
+/// parameter or event table defines its entries.
+pub(crate) fn keyed_by(text: &str, identifier: &str) -> bool {
+    let Some(row) = text.trim().strip_prefix('|') else {
+        return false;
+    };
+    let Some((first, _)) = row.split_once('|') else {
+        return false;
+    };
+    first
+        .trim()
+        .trim_matches(|c| matches!(c, '`' | '*' | '_'))
+        .eq_ignore_ascii_case(identifier)
+}
+
+/// The sentence that answers for an identifier the question names
+/// ([`identifiers`]: "QP-429", "sqlite3_exec()") is required too, after
+/// the others or in the last required place when [`MAX_REQUIRED`] are: a
+/// user who types a code asks about it, however much the rest of the
+/// question shares with other sentences. Only when no required sentence
+/// names any identifier of the question: one that does answers for it, or
+/// the identifier is context ("/var/mail" in a locking question,
+/// "message.delivered" in a question about duplicates) and the sentence
+/// holding the answer must keep its place. Then the best-ranked table row
+/// keyed by a selective identifier ([`Identifiers`]: the code's row in an
+/// error table, the parameter's row) is required; failing one, the
+/// best-ranked sentence naming a selective identifier.
+pub(crate) fn require_named(order: &mut Vec<Candidate>, ids: &Identifiers) {
+    let required = order.iter().take_while(|c| c.required).count();
+    if ids.selective.is_empty() || required == 0 {
+        return;
+    }
+    // A required sentence that names an identifier of the question already
+    // answers for it (or the identifier is context): nothing is moved.
+    if order[..required].iter().any(|c| names_any(c, &ids.all)) {
+        return;
+    }
+    let keyed = order
+        .iter()
+        .position(|c| ids.selective.iter().any(|id| keyed_by(&c.text, id)));
+    let Some(i) = keyed.or_else(|| order.iter().position(|c| names_any(c, &ids.selective))) else {
+        return;
+    };
+    let mut c = order.remove(i);
+    c.required = true;
+    let at = if required >= MAX_REQUIRED {
+        order[required - 1].required = false;
+        required - 1
+    } else {
+        required
+    };
+    order.insert(at, c);
 }
 
 /// When the answer quotes fewer than [`MAX_REQUIRED`] sentences, the
@@ -788,5 +964,224 @@ mod tests {
         let mut empty: Vec<Candidate> = Vec::new();
         require_successor(&mut empty);
         assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn identifiers_are_codes_and_names_not_words_or_quantities() {
+        assert_eq!(
+            identifiers("keep getting QP-429 when i'm moving notes, what do i do?"),
+            ["QP-429"]
+        );
+        assert_eq!(
+            identifiers("do i have to run `journal_mode=wal` again (every time)?"),
+            ["journal_mode=wal"]
+        );
+        assert_eq!(
+            identifiers("what's in /etc/network/interfaces for eth0 and ETH0?"),
+            ["/etc/network/interfaces", "eth0"]
+        );
+        assert_eq!(
+            identifiers("does POST /v3/messages take html?"),
+            ["/v3/messages"]
+        );
+        assert_eq!(
+            identifiers("is message.delivered sent twice"),
+            ["message.delivered"]
+        );
+        // Everyday words, quantities, ordinals and abbreviations are not.
+        assert!(identifiers("How long does a refund take, e.g. for a car?").is_empty());
+        assert!(identifiers("selling my car for £55k on the 1st, 5x faster at 10am").is_empty());
+        assert!(identifiers("").is_empty());
+        // At most three.
+        assert_eq!(identifiers("a1 b2 c3 d4 e5").len(), 3);
+    }
+
+    #[test]
+    fn a_sentence_names_an_identifier_as_a_whole_word() {
+        assert!(names("| QP-429 | Too many requests |", "qp-429"));
+        assert!(names(
+            "Run PRAGMA journal_mode=WAL; once.",
+            "journal_mode=wal"
+        ));
+        assert!(!names("| QP-4290 | Unknown |", "QP-429"));
+        assert!(!names("XQP-429 is not it", "QP-429"));
+        assert!(!names("the journal_mode=wal_x option", "journal_mode=wal"));
+        // Non-ASCII text around it is read, never cut.
+        assert!(names("Code « QP-429 » means wait", "QP-429"));
+        assert!(!names("é", "QP-429"));
+    }
+
+    #[test]
+    fn a_row_keyed_by_an_identifier_is_its_first_cell() {
+        assert!(keyed_by(
+            "| RM-4221 | 422 | Recipient is suppressed |",
+            "rm-4221"
+        ));
+        assert!(keyed_by(
+            "| `Idempotency-Key` | string | No |",
+            "Idempotency-Key"
+        ));
+        assert!(keyed_by("  | **QP-429** | Too many requests |", "QP-429"));
+        assert!(!keyed_by(
+            "| 422 | RM-4221 | Recipient is suppressed |",
+            "RM-4221"
+        ));
+        assert!(!keyed_by(
+            "RM-4221 is returned when every recipient is suppressed.",
+            "RM-4221"
+        ));
+        assert!(!keyed_by("| RM-4221", "RM-4221"));
+        assert!(!keyed_by("", "RM-4221"));
+    }
+
+    fn row(text: &str, required: bool) -> Candidate {
+        let mut c = cand("a", "A", text.len(), 1.0);
+        c.text = text.to_string();
+        c.required = required;
+        c
+    }
+
+    fn ids(question: &str, selective: bool) -> Identifiers {
+        Identifiers::of(question, |_| if selective { 1 } else { MAX_NAMING + 1 })
+    }
+
+    fn order_of(order: &[Candidate]) -> Vec<(&str, bool)> {
+        order
+            .iter()
+            .map(|c| (c.text.as_str(), c.required))
+            .collect()
+    }
+
+    #[test]
+    fn the_row_defining_a_typed_code_is_required() {
+        let q = "keep getting QP-429 when moving notes, what do i do";
+        // Three required sentences that share words with the question: the
+        // code's row takes the third place.
+        let mut order = vec![
+            row("Moving notes between notebooks keeps their tags.", true),
+            row("Notes stay available offline while moving.", true),
+            row("| QP-409 | Sync conflict | Look for the copy. |", true),
+            row("Other text about notes.", false),
+            row("| QP-429 | Too many requests | Wait 60 seconds. |", false),
+        ];
+        require_named(&mut order, &ids(q, true));
+        assert_eq!(
+            order_of(&order),
+            [
+                ("Moving notes between notebooks keeps their tags.", true),
+                ("Notes stay available offline while moving.", true),
+                ("| QP-429 | Too many requests | Wait 60 seconds. |", true),
+                ("| QP-409 | Sync conflict | Look for the copy. |", false),
+                ("Other text about notes.", false),
+            ]
+        );
+        // Fewer required: it comes after them.
+        let mut short = vec![
+            row("Moving notes keeps their tags.", true),
+            row("| QP-429 | Too many requests | Wait 60 seconds. |", false),
+        ];
+        require_named(&mut short, &ids(q, true));
+        assert_eq!(
+            order_of(&short),
+            [
+                ("Moving notes keeps their tags.", true),
+                ("| QP-429 | Too many requests | Wait 60 seconds. |", true),
+            ]
+        );
+        // A required sentence names the code already: the row keyed by it
+        // takes no place from the sentences that answer.
+        let e = "got the exact same message.delivered event twice, why?";
+        let mut context = vec![
+            row("A message.delivered event can arrive more than once.", true),
+            row("Deduplicate events by their id.", true),
+            row(
+                "| `message.delivered` | The recipient's server accepted it. |",
+                false,
+            ),
+        ];
+        require_named(&mut context, &ids(e, true));
+        assert_eq!(
+            order_of(&context),
+            [
+                ("A message.delivered event can arrive more than once.", true),
+                ("Deduplicate events by their id.", true),
+                (
+                    "| `message.delivered` | The recipient's server accepted it. |",
+                    false
+                ),
+            ]
+        );
+        // Already required, or the identifier is the corpus's vocabulary:
+        // nothing moves.
+        let before = order_of(&order)
+            .iter()
+            .map(|(t, r)| (t.to_string(), *r))
+            .collect::<Vec<_>>();
+        require_named(&mut order, &ids(q, true));
+        let mut common = vec![
+            row("Moving notes keeps tags.", true),
+            row("| QP-429 | Too many requests | Wait 60 seconds. |", false),
+        ];
+        require_named(&mut common, &ids(q, false));
+        assert_eq!(
+            order_of(&common)[1],
+            ("| QP-429 | Too many requests | Wait 60 seconds. |", false)
+        );
+        assert_eq!(
+            order_of(&order)
+                .iter()
+                .map(|(t, r)| (t.to_string(), *r))
+                .collect::<Vec<_>>(),
+            before
+        );
+    }
+
+    #[test]
+    fn a_sentence_naming_the_identifier_is_required_when_none_is() {
+        let q = "these won't work through sqlite3_exec in my app?";
+        let mut order = vec![
+            row("In the CLI you can end a command with GO.", true),
+            row("The CLI reads one command per line.", false),
+            row(
+                "These won't work in sqlite3_exec(), because the CLI translates them.",
+                false,
+            ),
+        ];
+        require_named(&mut order, &ids(q, true));
+        assert_eq!(
+            order_of(&order)[1],
+            (
+                "These won't work in sqlite3_exec(), because the CLI translates them.",
+                true
+            )
+        );
+        // A required sentence names an identifier of the question already:
+        // the answer is about what the user typed.
+        let mut named = vec![
+            row("sqlite3_exec runs several statements.", true),
+            row("These won't work in sqlite3_exec() either.", false),
+        ];
+        require_named(&mut named, &ids(q, true));
+        assert!(!named[1].required);
+    }
+
+    proptest::proptest! {
+        /// Whatever a user types: no panic, each identifier is a piece of
+        /// the question, and a text names every identifier it holds.
+        #[test]
+        fn identifiers_are_pieces_of_any_question(
+            q in "[a-zA-Z0-9_=./:|`*é€ -]{0,80}",
+            t in ".{0,40}",
+        ) {
+            let ids = identifiers(&q);
+            proptest::prop_assert!(ids.len() <= 3);
+            for id in &ids {
+                proptest::prop_assert!(q.contains(id.as_str()));
+                let around = format!("see {id} here");
+                proptest::prop_assert!(names(&around, id));
+                let _ = names(&t, id);
+                let _ = keyed_by(&t, id);
+            }
+        }
     }
 }

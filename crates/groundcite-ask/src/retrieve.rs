@@ -9,7 +9,7 @@ use groundcite_index::spelling::{Corrected, Correction};
 use groundcite_index::{Embed, Index};
 use serde::{Deserialize, Serialize};
 
-use crate::rank::{rank_sentences, require_answering, require_successor};
+use crate::rank::{rank_sentences, require_answering, require_named, require_successor};
 
 use crate::error::AskError;
 use crate::pool::{Pool, RetrievedPool};
@@ -58,6 +58,12 @@ pub struct Signals {
     /// How many things the question asks ([`question_parts`]).
     #[serde(default)]
     pub parts: usize,
+    /// An identifier of the question ("QP-429", "RM-4221"), as typed, that
+    /// keys a ranked table row (the documents define it: an error-code or
+    /// parameter table); the answer quotes that row
+    /// ([`require_named`](crate::rank::require_named)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyed: Option<String>,
     /// With an external retriever: its kind and how many of its hits
     /// scored at least its floor (the service's scale, not BM25's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -196,6 +202,7 @@ pub fn retrieve(
         best_lexical: 0.0,
         typed_similarity: None,
         parts: 1,
+        keyed: None,
         external: None,
         corrected: corrected.corrections.clone(),
     };
@@ -217,6 +224,7 @@ fn finish(
     signals.best_similarity = ranked.best_similarity;
     signals.best_lexical = ranked.best_lexical;
     signals.parts = ranked.parts;
+    signals.keyed = ranked.identifiers.keyed().map(str::to_string);
     signals.typed_similarity = ranked
         .evidence
         .iter()
@@ -226,6 +234,7 @@ fn finish(
         .reduce(f32::max);
     let mut order = ranked.order;
     require_answering(&mut order, ranked.parts);
+    require_named(&mut order, &ranked.identifiers);
     // The retrieved chunks are those of the candidates as ranked: moving the
     // best sentence's successor up (same chunk) shapes the answer, not what
     // retrieval found.
@@ -296,6 +305,7 @@ pub fn retrieve_external(
         best_lexical: 0.0,
         typed_similarity: None,
         parts: 1,
+        keyed: None,
         external: Some(ExternalHits {
             retriever: retriever.name().to_string(),
             hits: hits.len(),
@@ -363,11 +373,14 @@ pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
         match s.best_similarity {
             // A candidate that states the kind of quantity asked for ("how
             // long" and "within 24 hours") is evidence that survives
-            // paraphrase: it passes at a lower similarity.
+            // paraphrase: it passes at a lower similarity. So is a table
+            // row keyed by a code the user typed: an identifier is the one
+            // word nobody paraphrases.
             Some(sim)
                 if sim < g.min_similarity
                     && s.typed_similarity
-                        .is_none_or(|t| t < g.min_typed_similarity) =>
+                        .is_none_or(|t| t < g.min_typed_similarity)
+                    && s.keyed.is_none() =>
             {
                 let typed = s.typed_similarity.map_or(String::new(), |t| {
                     format!(
@@ -513,6 +526,7 @@ mod tests {
             best_lexical: 0.1,
             typed_similarity: typed,
             parts: 1,
+            keyed: None,
             external: None,
             corrected: Vec::new(),
         }
@@ -542,6 +556,21 @@ mod tests {
         // The retrieval gate ignores both bars.
         let hosted = GateSettings::new(GateMode::Retrieval);
         assert_eq!(gate(&hosted, &chunks, &signals(0.3, None)), Verdict::Pass);
+    }
+
+    /// A table row keyed by a code the user typed passes the evidence gate
+    /// whatever the cosine; nothing else changes.
+    #[test]
+    fn a_row_keyed_by_the_code_asked_about_passes_the_evidence_gate() {
+        let g = GateSettings::new(GateMode::Evidence);
+        let chunks = one_chunk();
+        let mut keyed = signals(g.min_typed_similarity - 0.1, None);
+        keyed.keyed = Some("RM-4221".into());
+        assert_eq!(gate(&g, &chunks, &keyed), Verdict::Pass);
+        // Retrieval that found nothing still refuses.
+        keyed.bm25_max = None;
+        keyed.cosine_max = Some(0.1);
+        assert!(matches!(gate(&g, &chunks, &keyed), Verdict::Refuse(_)));
     }
 
     fn retrieval(g: GateSettings, s: Signals) -> Retrieval {

@@ -3,10 +3,10 @@
 //! section adornments, directives, AsciiDoc headers and delimited blocks all
 //! go through the chunker and the sentence rule. Must not panic; every chunk is the file's text under its byte
 //! range, never empty, never over the size limit; every candidate sentence
-//! lies inside its chunk.
+//! lies inside its chunk, and a table header found for one lies above it.
 #![no_main]
 
-use groundcite_core::sentences::statement_spans_in;
+use groundcite_core::sentences::{statement_spans_in, table_header};
 use groundcite_index::{ChunkerConfig, chunk_extracted, chunk_markup, extract, extracted_title};
 use libfuzzer_sys::fuzz_target;
 
@@ -28,7 +28,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(!c.content.trim().is_empty());
         assert!(c.content.chars().count() <= cfg.max_chars);
         for r in statement_spans_in(&c.content, chunk_markup(&c.chunk_id)) {
-            assert!(c.content.get(r).is_some());
+            assert!(c.content.get(r.clone()).is_some());
+            // A quote of the sentence would carry this header row.
+            if let Some(h) = table_header(&c.content, r.start) {
+                assert!(c.content.get(h.clone()).is_some_and(|t| t.contains('|')));
+                assert!(h.end < r.start);
+            }
         }
     }
 });

@@ -42,7 +42,9 @@ pub use answer::{Asked, answer};
 pub use embedder::{EmbedModel, load_embedder};
 pub use error::AskError;
 pub use rank::question_parts;
-pub use retrieve::{ExternalHits, Retrieval, Signals, Verdict, gate, retrieve, retrieve_external};
+pub use retrieve::{
+    ExternalHits, Retrieval, Signals, UnknownCode, Verdict, gate, retrieve, retrieve_external,
+};
 pub use retriever::{
     AzureSearchOptions, AzureSearchRetriever, OpenSearchRetriever, PostgresColumns,
     PostgresRetriever, Retriever, RetrieverError,

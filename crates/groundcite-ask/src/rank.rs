@@ -9,6 +9,7 @@ use groundcite_index::{Embed, Index};
 
 use crate::error::AskError;
 use crate::pool::Pool;
+use crate::retrieve::UnknownCode;
 
 /// Sentences of this many of the best fused chunks are ranked, besides the
 /// corpus's most similar sentences.
@@ -250,6 +251,53 @@ pub(crate) fn names(text: &str, identifier: &str) -> bool {
 /// An identifier of the question is read only when at most this many
 /// pooled sentences name it: a code's row, its FAQ entry, a changelog line.
 pub(crate) const MAX_NAMING: usize = 8;
+
+/// The prefix of a code-shaped identifier: two to eight ASCII letters, a
+/// hyphen, two to eight digits ("QP-611" → "QP"), the way products number
+/// their error codes. Nothing else is read as a code.
+pub(crate) fn code_prefix(id: &str) -> Option<&str> {
+    let (prefix, digits) = id.split_once('-')?;
+    let letters =
+        (2..=8).contains(&prefix.len()) && prefix.bytes().all(|b| b.is_ascii_alphabetic());
+    let number = (2..=8).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+    (letters && number).then_some(prefix)
+}
+
+/// The codes of `prefix`'s family that `text` names, upper-cased
+/// ("| QP-610 | … |" and prefix "qp" → "QP-610").
+fn family_codes<'a>(text: &'a str, prefix: &'a str) -> impl Iterator<Item = String> + 'a {
+    let needle = format!("{}-", prefix.to_ascii_lowercase());
+    let hay = text.to_ascii_lowercase();
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = hay.get(from..).and_then(|h| h.find(&needle)) {
+        let at = from + i;
+        from = at + needle.len();
+        let before = hay[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let code = &text[at..];
+        let end = code
+            .char_indices()
+            .skip(needle.len())
+            .find(|(_, c)| !c.is_ascii_digit())
+            .map_or(code.len(), |(j, _)| j);
+        let candidate = &code[..end];
+        let after = code[end..].chars().next();
+        if code_prefix(candidate).is_some()
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            found.push(candidate.to_ascii_uppercase());
+        }
+    }
+    found.into_iter()
+}
+
+/// At least this many other codes of its family must be named by the
+/// ranked sentences for a code they never name to read as unknown: the
+/// documents then list that family, and the user's code is not in it.
+pub(crate) const MIN_FAMILY: usize = 2;
 
 /// One question (or one part of it), ready to score sentences.
 pub(crate) struct Query {
@@ -582,6 +630,7 @@ pub(crate) fn rank_sentences(
         .iter()
         .find(|id| pool.iter().any(|p| keyed_by(&p.text, id)))
         .cloned();
+    identifiers.find_unknown(pool.iter().map(|p| p.claim.as_str()));
     for r in &part_ranks {
         if let Some(&(i, _)) = r.iter().find(|(i, _)| !picked.contains(i)) {
             picked.push(i);
@@ -662,6 +711,11 @@ pub(crate) struct Identifiers {
     /// A selective identifier that keys a ranked table row ([`keyed_by`]):
     /// the documents define it.
     keyed: Option<String>,
+    /// A code of the question ([`code_prefix`]) that no pooled sentence
+    /// names while they name at least [`MIN_FAMILY`] others of its family,
+    /// when no code of the question is named at all; retrieval confirms it
+    /// against the whole corpus before the gate reads it.
+    pub(crate) unknown: Option<UnknownCode>,
 }
 
 impl Identifiers {
@@ -676,7 +730,38 @@ impl Identifiers {
             all,
             selective,
             keyed: None,
+            unknown: None,
         }
+    }
+
+    /// Sets [`Identifiers::unknown`] from the pooled sentences' texts.
+    fn find_unknown<'a>(&mut self, pooled: impl Iterator<Item = &'a str> + Clone) {
+        let codes: Vec<&String> = self
+            .all
+            .iter()
+            .filter(|id| code_prefix(id).is_some())
+            .collect();
+        let named = |id: &str| pooled.clone().any(|t| names(t, id));
+        if codes.iter().any(|id| named(id)) {
+            return;
+        }
+        self.unknown = codes.into_iter().find_map(|id| {
+            let prefix = code_prefix(id)?;
+            let mut family: Vec<String> = pooled
+                .clone()
+                .flat_map(|t| family_codes(t, prefix))
+                .filter(|c| !c.eq_ignore_ascii_case(id))
+                .collect();
+            family.sort();
+            family.dedup();
+            (family.len() >= MIN_FAMILY).then(|| {
+                family.truncate(5);
+                UnknownCode {
+                    code: id.clone(),
+                    family,
+                }
+            })
+        });
     }
 }
 
@@ -1050,6 +1135,63 @@ mod tests {
             .iter()
             .map(|c| (c.text.as_str(), c.required))
             .collect()
+    }
+
+    #[test]
+    fn codes_are_letters_a_hyphen_and_digits() {
+        assert_eq!(code_prefix("QP-611"), Some("QP"));
+        assert_eq!(code_prefix("rm-4221"), Some("rm"));
+        for not in [
+            "SHA-1",
+            "Q-611",
+            "QP611",
+            "QP-61a",
+            "TOOLONGPREFIX-12",
+            "QP-123456789",
+            "journal_mode=wal",
+            "-12",
+            "QP-",
+        ] {
+            assert_eq!(code_prefix(not), None, "{not}");
+        }
+        let row = "| QP-409 | Sync conflict | See QP-4090, qp-610 or (QP-720). xQP-999 |";
+        assert_eq!(
+            family_codes(row, "qp").collect::<Vec<_>>(),
+            ["QP-409", "QP-4090", "QP-610", "QP-720"]
+        );
+        assert_eq!(
+            family_codes("é QP-12 ü", "QP").collect::<Vec<_>>(),
+            ["QP-12"]
+        );
+        assert_eq!(family_codes("QP-", "QP").count(), 0);
+    }
+
+    #[test]
+    fn a_code_no_ranked_sentence_names_beside_its_family_is_unknown() {
+        let pool = [
+            "| QP-409 | Sync conflict | Look for the copy. |",
+            "| QP-610 | Device limit reached | Sign out another device. |",
+            "Sync runs every few minutes.",
+        ];
+        let find = |q: &str, pool: &[&str]| {
+            let mut ids = Identifiers::of(q, |_| 1);
+            ids.find_unknown(pool.iter().copied());
+            ids.unknown
+        };
+        assert_eq!(
+            find("my ipad says qp-611 when i sign in", &pool),
+            Some(UnknownCode {
+                code: "qp-611".into(),
+                family: vec!["QP-409".into(), "QP-610".into()],
+            })
+        );
+        // A code the sentences name is known, and then so is the question.
+        assert_eq!(find("QP-611 and QP-610 both show", &pool), None);
+        assert_eq!(find("what does QP-409 mean", &pool), None);
+        // One code of the family is not a listed family; no code, no reading.
+        assert_eq!(find("what is QP-611", &pool[1..]), None);
+        assert_eq!(find("what is a device limit", &pool), None);
+        assert_eq!(find("is SHA-512 used", &pool), None);
     }
 
     #[test]

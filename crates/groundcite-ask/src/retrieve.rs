@@ -64,6 +64,11 @@ pub struct Signals {
     /// ([`require_named`](crate::rank::require_named)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyed: Option<String>,
+    /// A code the question names ("QP-611") that no document names, while
+    /// the ranked sentences name others of its family (QP-610, QP-720):
+    /// the `evidence` gate refuses on it ([`UnknownCode`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_code: Option<UnknownCode>,
     /// With an external retriever: its kind and how many of its hits
     /// scored at least its floor (the service's scale, not BM25's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,6 +78,20 @@ pub struct Signals {
     /// the question as asked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub corrected: Vec<Correction>,
+}
+
+/// A code-shaped identifier of the question (two to eight letters, a
+/// hyphen, two to eight digits: "QP-611") that no chunk of the corpus
+/// names, though the sentences ranked for the question name at least two
+/// others of its family: the documents list those codes and not the
+/// user's. Only when the question names no code the documents do name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnknownCode {
+    /// The code as the user typed it.
+    pub code: String,
+    /// Codes of its family that ranked sentences name, sorted; at most
+    /// five.
+    pub family: Vec<String>,
 }
 
 /// What an external retriever found ([`retrieve_external`]).
@@ -203,11 +222,18 @@ pub fn retrieve(
         typed_similarity: None,
         parts: 1,
         keyed: None,
+        unknown_code: None,
         external: None,
         corrected: corrected.corrections.clone(),
     };
     let fused = fuse(index, &lexical, &dense, query.as_deref(), pool)?;
-    let ranked = rank_sentences(index, embed, &fused, &lexical, query, question)?;
+    let mut ranked = rank_sentences(index, embed, &fused, &lexical, query, question)?;
+    // The ranked sentences never name the code: neither may any chunk.
+    if let Some(u) = &ranked.identifiers.unknown
+        && corpus_names_code(index, &u.code)?
+    {
+        ranked.identifiers.unknown = None;
+    }
     finish(index, &fused, ranked, signals, settings, started)
 }
 
@@ -225,6 +251,7 @@ fn finish(
     signals.best_lexical = ranked.best_lexical;
     signals.parts = ranked.parts;
     signals.keyed = ranked.identifiers.keyed().map(str::to_string);
+    signals.unknown_code = ranked.identifiers.unknown.clone();
     signals.typed_similarity = ranked
         .evidence
         .iter()
@@ -306,6 +333,7 @@ pub fn retrieve_external(
         typed_similarity: None,
         parts: 1,
         keyed: None,
+        unknown_code: None,
         external: Some(ExternalHits {
             retriever: retriever.name().to_string(),
             hits: hits.len(),
@@ -314,7 +342,10 @@ pub fn retrieve_external(
         }),
         corrected: Vec::new(),
     };
-    let ranked = rank_sentences(&corpus, embed, &hits, &hits, query, question)?;
+    let mut ranked = rank_sentences(&corpus, embed, &hits, &hits, query, question)?;
+    // Only the service's hits are known here, not the whole corpus: no code
+    // reads as unknown.
+    ranked.identifiers.unknown = None;
     finish(&corpus, &hits, ranked, signals, settings, started)
 }
 
@@ -326,6 +357,35 @@ fn distinct(hits: Vec<Chunk>) -> Vec<Chunk> {
         .filter(|c| seen.insert(c.chunk_id.clone()))
         .collect()
 }
+
+/// Whether any chunk of the corpus names `code` ("QP-611"), or its number
+/// after its prefix and a space or nothing ("QP 611", "QP611"): BM25 on
+/// the code, then on its number alone, and the hits' text read.
+fn corpus_names_code(index: &Index, code: &str) -> Result<bool, AskError> {
+    let Some((prefix, digits)) = code.split_once('-') else {
+        return Ok(false);
+    };
+    let spellings = [
+        code.to_string(),
+        format!("{prefix} {digits}"),
+        format!("{prefix}{digits}"),
+    ];
+    for query in [code, digits, &spellings[2]] {
+        let hits = index
+            .search(query, CODE_SEARCH_DEPTH)
+            .map_err(AskError::Index)?;
+        if hits
+            .iter()
+            .any(|c| spellings.iter().any(|s| crate::rank::names(&c.content, s)))
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// How many BM25 hits of a code's search are read for it.
+const CODE_SEARCH_DEPTH: usize = 50;
 
 /// Whether retrieval found anything above its floors (the `retrieval`
 /// rule's test).
@@ -370,6 +430,15 @@ pub fn gate(g: &GateSettings, chunks: &ChunkSet, s: &Signals) -> Verdict {
         ));
     }
     if g.mode == GateMode::Evidence {
+        // A code nobody paraphrases, absent from documents that list its
+        // family: what the user asks about is not documented.
+        if let Some(u) = &s.unknown_code {
+            return Verdict::Refuse(format!(
+                "the question names {}, which no document names (they name {} of its family)",
+                u.code,
+                u.family.join(", ")
+            ));
+        }
         match s.best_similarity {
             // A candidate that states the kind of quantity asked for ("how
             // long" and "within 24 hours") is evidence that survives
@@ -527,6 +596,7 @@ mod tests {
             typed_similarity: typed,
             parts: 1,
             keyed: None,
+            unknown_code: None,
             external: None,
             corrected: Vec::new(),
         }
@@ -571,6 +641,35 @@ mod tests {
         keyed.bm25_max = None;
         keyed.cosine_max = Some(0.1);
         assert!(matches!(gate(&g, &chunks, &keyed), Verdict::Refuse(_)));
+    }
+
+    /// A code no document names, beside codes of its family that they do,
+    /// is refused by the evidence gate however close the sentences are;
+    /// the hosted providers' gate leaves it to the model.
+    #[test]
+    fn a_code_the_documents_do_not_list_is_refused_by_the_evidence_gate() {
+        let g = GateSettings::new(GateMode::Evidence);
+        let chunks = one_chunk();
+        let mut s = signals(0.9, None);
+        s.unknown_code = Some(UnknownCode {
+            code: "QP-611".into(),
+            family: vec!["QP-409".into(), "QP-610".into()],
+        });
+        let Verdict::Refuse(why) = gate(&g, &chunks, &s) else {
+            panic!("an unknown code passed the evidence gate");
+        };
+        assert_eq!(
+            why,
+            "the question names QP-611, which no document names (they name QP-409, QP-610 of its family)"
+        );
+        let hosted = GateSettings::new(GateMode::Retrieval);
+        assert_eq!(gate(&hosted, &chunks, &s), Verdict::Pass);
+        // Stored signals without the field still load.
+        let mut json = serde_json::to_value(signals(0.9, None)).unwrap();
+        assert!(json.get("unknown_code").is_none());
+        json.as_object_mut().unwrap().remove("unknown_code");
+        let back: Signals = serde_json::from_value(json).unwrap();
+        assert_eq!(back.unknown_code, None);
     }
 
     fn retrieval(g: GateSettings, s: Signals) -> Retrieval {

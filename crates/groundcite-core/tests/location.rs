@@ -6,10 +6,9 @@
 
 mod common;
 
-use common::contract_validator;
+use common::{contract_validator, provenance};
 use groundcite_core::{
-    Chunk, ChunkSet, Citation, Claim, Contract, GroundedAnswer, MatchProfile, Provenance,
-    QuoteLocation, verify,
+    Chunk, ChunkSet, Citation, Claim, Contract, GroundedAnswer, MatchProfile, QuoteLocation, verify,
 };
 use serde_json::json;
 
@@ -33,13 +32,7 @@ fn contract() -> Contract {
             }],
         }],
     };
-    let provenance = Provenance {
-        trace_id: "01a234b0-b2b4-7749-a4f1-ef7a0e8d21e8".into(),
-        created_at: "2026-12-02T08:00:00Z".into(),
-        question: None,
-        model: None,
-    };
-    verify(&answer, &chunks, MatchProfile::default(), provenance)
+    verify(&answer, &chunks, MatchProfile::default(), provenance())
 }
 
 #[test]

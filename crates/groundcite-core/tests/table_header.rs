@@ -7,10 +7,9 @@
 
 mod common;
 
-use common::contract_validator;
+use common::{contract_validator, provenance};
 use groundcite_core::{
-    Chunk, ChunkSet, Citation, Claim, Contract, GroundedAnswer, MatchProfile, Provenance,
-    render_text, verify,
+    Chunk, ChunkSet, Citation, Claim, Contract, GroundedAnswer, MatchProfile, render_text, verify,
 };
 use serde_json::json;
 
@@ -42,13 +41,7 @@ fn verified(quotes: &[&str]) -> Contract {
             })
             .collect(),
     };
-    let provenance = Provenance {
-        trace_id: "01a234b0-b2b4-7749-a4f1-ef7a0e8d21e8".into(),
-        created_at: "2026-12-06T08:00:00Z".into(),
-        question: None,
-        model: None,
-    };
-    verify(&answer, &chunks, MatchProfile::default(), provenance)
+    verify(&answer, &chunks, MatchProfile::default(), provenance())
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use groundcite_core::Provenance;
 use serde_json::Value;
 
 /// The repository root.
@@ -100,5 +101,16 @@ pub fn check_contract(expect: &Value, actual: &Value, ctx: &str) {
             }
             assert_subset(&w, g, &format!("{ctx}: warning {g}"));
         }
+    }
+}
+
+/// The provenance of a contract built by a test: a fixed trace ID and
+/// time, no question, no model.
+pub fn provenance() -> Provenance {
+    Provenance {
+        trace_id: "01a234b0-b2b4-7749-a4f1-ef7a0e8d21e8".into(),
+        created_at: "2026-12-02T08:00:00Z".into(),
+        question: None,
+        model: None,
     }
 }

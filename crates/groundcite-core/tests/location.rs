@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{contract_validator, provenance};
+use common::{contract_validator, make_bare_reference, provenance};
 use groundcite_core::{
     Chunk, ChunkSet, Citation, Claim, Contract, GroundedAnswer, MatchProfile, QuoteLocation, verify,
 };
@@ -72,11 +72,7 @@ fn schema_rejects_impossible_locations() {
     assert!(!validator.is_valid(&with(json!(null))));
     // A bare reference has no span, so no place on the page either.
     let mut reference = with(json!({"page_number": 4, "rects": [[0, 0, 1, 1]]}));
-    let cite = &mut reference["claims"][0]["citations"][0];
-    cite["match"] = json!("reference");
-    cite["quote"] = json!(null);
-    cite["source_text"] = json!(null);
-    cite["span"] = json!(null);
+    make_bare_reference(&mut reference);
     assert!(!validator.is_valid(&reference));
     cite_without_location(&mut reference);
     assert!(validator.is_valid(&reference), "{reference:#}");

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{contract_validator, provenance};
+use common::{contract_validator, make_bare_reference, provenance};
 use groundcite_core::{
     Chunk, ChunkSet, Citation, Claim, Contract, GroundedAnswer, MatchProfile, render_text, verify,
 };
@@ -109,11 +109,7 @@ fn schema_rejects_impossible_headers() {
     )));
     // A bare reference quotes nothing, so it has no row and no header.
     let mut reference = base.clone();
-    let cite = &mut reference["claims"][0]["citations"][0];
-    cite["match"] = json!("reference");
-    cite["quote"] = json!(null);
-    cite["source_text"] = json!(null);
-    cite["span"] = json!(null);
+    make_bare_reference(&mut reference);
     assert!(!validator.is_valid(&reference));
     reference["claims"][0]["citations"][0]
         .as_object_mut()

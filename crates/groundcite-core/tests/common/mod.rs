@@ -114,3 +114,13 @@ pub fn provenance() -> Provenance {
         model: None,
     }
 }
+
+/// Turns the first citation of a contract's first claim (as JSON) into a
+/// bare reference: no quote, no source text, no span; other keys stay.
+pub fn make_bare_reference(contract: &mut Value) {
+    let cite = &mut contract["claims"][0]["citations"][0];
+    cite["match"] = Value::from("reference");
+    cite["quote"] = Value::Null;
+    cite["source_text"] = Value::Null;
+    cite["span"] = Value::Null;
+}

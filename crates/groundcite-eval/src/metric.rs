@@ -28,6 +28,8 @@ pub enum Metric {
     /// See [`metrics`](crate::metrics).
     SentencesPerAnswerP50,
     /// See [`metrics`](crate::metrics).
+    PaddingRate,
+    /// See [`metrics`](crate::metrics).
     TruncationRate,
     /// See [`metrics`](crate::metrics).
     HallucinationRejection,
@@ -51,7 +53,7 @@ pub enum Metric {
 
 impl Metric {
     /// All metrics, in report order.
-    pub const ALL: [Metric; 21] = [
+    pub const ALL: [Metric; 22] = [
         Metric::AnswerableRate,
         Metric::CitationValidity,
         Metric::CitationRecall,
@@ -63,6 +65,7 @@ impl Metric {
         Metric::CandidateRecall,
         Metric::FullAnswerRate,
         Metric::SentencesPerAnswerP50,
+        Metric::PaddingRate,
         Metric::TruncationRate,
         Metric::HallucinationRejection,
         Metric::ClaimFailureRate,
@@ -89,6 +92,7 @@ impl Metric {
             Metric::CandidateRecall => "candidate_recall",
             Metric::FullAnswerRate => "full_answer_rate",
             Metric::SentencesPerAnswerP50 => "sentences_per_answer_p50",
+            Metric::PaddingRate => "padding_rate",
             Metric::TruncationRate => "truncation_rate",
             Metric::HallucinationRejection => "hallucination_rejection",
             Metric::ClaimFailureRate => "claim_failure_rate",
@@ -132,6 +136,7 @@ impl Metric {
             Metric::UnanswerableRate => None,
             Metric::ClaimFailureRate
             | Metric::SentencesPerAnswerP50
+            | Metric::PaddingRate
             | Metric::TruncationRate
             | Metric::SchemaErrorRate
             | Metric::ErrorRate

@@ -30,6 +30,9 @@
 //!   reads; quotes do not count).
 //! - `sentences_per_answer_p50`: median number of sentences in the verified
 //!   claims of answered runs (a padded answer shows here).
+//! - `padding_rate`: over answered runs of answerable kinds with evidence
+//!   sentences, the share of their verified claims' sentences that hold no
+//!   key fact and overlap no evidence sentence ([`padding_sentences`]).
 //! - `truncation_rate`: runs whose generation hit its token limit.
 //! - `hallucination_rejection`: injected fabricated answers stripped,
 //!   warned and turned unanswerable.
@@ -198,6 +201,13 @@ pub struct Metrics {
     pub claims_in: usize,
     /// Claims that failed verification.
     pub claims_failed: usize,
+    /// Sentences of the verified claims of answered runs of answerable
+    /// kinds with evidence (the denominator of `padding_rate`).
+    #[serde(default)]
+    pub answer_sentences: usize,
+    /// Those of them that are padding ([`padding_sentences`]).
+    #[serde(default)]
+    pub padding_sentences: usize,
     /// Per kind: runs and runs that met the expectation.
     pub by_kind: BTreeMap<String, KindScore>,
     /// Latency of whole runs.
@@ -326,6 +336,38 @@ pub fn answer_sentences(c: &Contract) -> usize {
         .sum()
 }
 
+/// How many of the sentences of the answer's verified claims
+/// ([`answer_sentences`]) are padding, and how many there are: a sentence
+/// is padding when it holds none of `facts` and neither contains an
+/// evidence sentence nor lies inside one (lenient normalization, case
+/// folded), so a sentence that answers is never padding, however it is
+/// split.
+pub fn padding_sentences(c: &Contract, evidence: &[String], facts: &[String]) -> (usize, usize) {
+    let evidence: Vec<String> = evidence.iter().map(|e| fold(e)).collect();
+    let facts: Vec<String> = facts.iter().map(|f| fold(f)).collect();
+    let mut padding = 0;
+    let mut all = 0;
+    for cl in &c.claims {
+        let mut pieces: Vec<String> = groundcite_core::sentences::sentences(&cl.text)
+            .into_iter()
+            .filter(|s| !s.trim().is_empty())
+            .map(fold)
+            .collect();
+        if pieces.is_empty() {
+            pieces.push(fold(&cl.text));
+        }
+        for s in pieces {
+            all += 1;
+            let answers = facts.iter().any(|f| s.contains(f.as_str()))
+                || evidence
+                    .iter()
+                    .any(|e| !s.is_empty() && (s.contains(e.as_str()) || e.contains(s.as_str())));
+            padding += usize::from(!answers);
+        }
+    }
+    (padding, all)
+}
+
 fn share(num: usize, den: usize) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
@@ -360,6 +402,8 @@ pub fn score(
         citations_dropped: BTreeMap::new(),
         claims_in: 0,
         claims_failed: 0,
+        answer_sentences: 0,
+        padding_sentences: 0,
         by_kind: BTreeMap::new(),
         latency_ms: Percentiles::default(),
         inference_ms: Percentiles::default(),
@@ -457,6 +501,11 @@ pub fn score(
                     });
                     cand.1 += 1;
                     cand.0 += usize::from(all);
+                    if c.answerable {
+                        let (p, n) = padding_sentences(c, &case.evidence, &case.key_facts);
+                        m.padding_sentences += p;
+                        m.answer_sentences += n;
+                    }
                 }
                 if !case.key_facts.is_empty() {
                     full.1 += 1;
@@ -532,6 +581,10 @@ pub fn score(
         (
             Metric::SentencesPerAnswerP50,
             Percentiles::of(&sentence_counts).p50,
+        ),
+        (
+            Metric::PaddingRate,
+            share(m.padding_sentences, m.answer_sentences),
         ),
         (Metric::TruncationRate, share(truncated, scored_runs)),
         (

@@ -736,3 +736,69 @@ fn sentences_truncation_gate_and_candidate_recall() {
         None
     );
 }
+
+#[test]
+fn padding_counts_answer_sentences_that_neither_answer_nor_are_evidence() {
+    let s = evidence_suite();
+    let value = |runs: &[CaseRun]| score(&s, runs, &[]).1.get(Metric::PaddingRate);
+    let shipping = || {
+        claim(
+            "Standard shipping takes 3 to 7 business days.",
+            &[("c#chunk-1", "Standard shipping takes 3 to 7 business days.")],
+        )
+    };
+    // A key fact in the sentence: not padding.
+    let answer = run("one", contract(true, vec![refund_claim()]), 1, 1);
+    assert_eq!(value(std::slice::from_ref(&answer)), Some(0.0));
+    // A sentence beside the answer that holds neither: one of two.
+    let padded = run(
+        "one",
+        contract(true, vec![refund_claim(), shipping()]),
+        2,
+        2,
+    );
+    assert_eq!(value(std::slice::from_ref(&padded)), Some(0.5));
+    // An evidence sentence quoted whole is not padding, even where the
+    // case's key fact is worded otherwise.
+    let mut s2 = Suite::from_toml(&EVIDENCE_SUITE.replace(
+        "key_facts = [\"5 business days\"]",
+        "key_facts = [\"five business days\"]",
+    ))
+    .unwrap();
+    s2.resolve_evidence(corpus().chunks()).unwrap();
+    let verbatim = run(
+        "one",
+        contract(
+            true,
+            vec![claim(
+                "Refunds are issued within 5 business days.",
+                &[("a#chunk-1", "Refunds are issued within 5 business days.")],
+            )],
+        ),
+        1,
+        1,
+    );
+    assert_eq!(
+        score(&s2, std::slice::from_ref(&verbatim), &[])
+            .1
+            .get(Metric::PaddingRate),
+        Some(0.0)
+    );
+    // Padding in a multi-chunk answer counts too; a claim repeated word
+    // for word is dropped as a duplicate and not counted: one of three.
+    let multi = run(
+        "two",
+        contract(
+            true,
+            vec![refund_claim(), shipping(), label_claim(), shipping()],
+        ),
+        4,
+        4,
+    );
+    assert_eq!(value(std::slice::from_ref(&multi)), Some(1.0 / 3.0));
+    // Over several runs the sentences are pooled: 1 + 1 of 2 + 3.
+    assert_eq!(value(&[padded, multi]), Some(2.0 / 5.0));
+    // Refusals and unanswerable cases are not counted.
+    assert_eq!(value(&[run("one", refused(), 0, 0)]), None);
+    assert_eq!(value(&[run("none", refused(), 0, 0)]), None);
+}

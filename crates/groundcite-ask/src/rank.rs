@@ -430,7 +430,8 @@ pub(crate) struct Ranking {
 /// chunks and (hybrid) the corpus's most similar ones. A question that asks
 /// several things is ranked part by part and the candidates take the best
 /// sentence of each part first, then the rest by the whole question.
-/// Sentences repeated in overlapping chunks are kept once.
+/// Sentences repeated in overlapping chunks are kept once. Sentences about
+/// other codes of a code the question names go last ([`other_codes_last`]).
 pub(crate) fn rank_sentences(
     corpus: &dyn Pool,
     embed: Option<&dyn Embed>,
@@ -641,6 +642,7 @@ pub(crate) fn rank_sentences(
             picked.push(i);
         }
     }
+    other_codes_last(&mut picked, |i| pool[i].claim.as_str(), &identifiers.all);
     let best_similarity = sims[0].iter().flatten().copied().reduce(f32::max);
     let best_lexical = (0..pool.len())
         .map(|i| score(0, &whole, i).1)
@@ -793,6 +795,30 @@ pub(crate) fn keyed_by(text: &str, identifier: &str) -> bool {
         .trim()
         .trim_matches(|c| matches!(c, '`' | '*' | '_'))
         .eq_ignore_ascii_case(identifier)
+}
+
+/// When the question names a code that some ranked sentence names, the
+/// sentences naming another code of its family and no identifier of the
+/// question go after all the others, in their order: they are about the
+/// code's neighbours ("What does RM-4032 mean?" beside RM-4033's row).
+fn other_codes_last<'a>(picked: &mut Vec<usize>, text: impl Fn(usize) -> &'a str, ids: &[String]) {
+    let codes: Vec<&String> = ids.iter().filter(|id| code_prefix(id).is_some()).collect();
+    if !codes
+        .iter()
+        .any(|id| picked.iter().any(|&i| names(text(i), id)))
+    {
+        return;
+    }
+    let other = |i: usize| {
+        let t = text(i);
+        !ids.iter().any(|id| names(t, id))
+            && codes.iter().any(|id| {
+                code_prefix(id)
+                    .is_some_and(|p| family_codes(t, p).any(|c| !c.eq_ignore_ascii_case(id)))
+            })
+    };
+    let (others, rest): (Vec<usize>, Vec<usize>) = picked.iter().partition(|&&i| other(i));
+    *picked = rest.into_iter().chain(others).collect();
 }
 
 /// The sentence that answers for an identifier the question names
@@ -1192,6 +1218,33 @@ mod tests {
         assert_eq!(find("what is QP-611", &pool[1..]), None);
         assert_eq!(find("what is a device limit", &pool), None);
         assert_eq!(find("is SHA-512 used", &pool), None);
+    }
+
+    #[test]
+    fn sentences_about_other_codes_of_the_family_go_last() {
+        let texts = [
+            "| QP-409 | Sync conflict | Look for the copy. |",
+            "Sync runs every few minutes.",
+            "| QP-429 | Too many requests | Wait 60 seconds. |",
+            "QP-409 and QP-429 are both shown at the top.",
+            "| QP-610 | Device limit reached | Sign out another device. |",
+        ];
+        let order = |q: &str, texts: &[&'static str]| {
+            let mut picked: Vec<usize> = (0..texts.len()).collect();
+            other_codes_last(&mut picked, |i| texts[i], &identifiers(q));
+            picked
+        };
+        // QP-409's and QP-610's rows go last, in their order; a sentence
+        // that names the question's code too keeps its place.
+        assert_eq!(order("what does QP-429 mean", &texts), [1, 2, 3, 0, 4]);
+        // No ranked sentence names the code (it may be unknown): no move.
+        assert_eq!(order("what does QP-430 mean", &texts), [0, 1, 2, 3, 4]);
+        // Identifiers that are not codes, or no identifier: no move.
+        assert_eq!(order("is fts5 faster", &texts), [0, 1, 2, 3, 4]);
+        assert_eq!(order("how often does sync run", &texts), [0, 1, 2, 3, 4]);
+        // Another family's codes are not the question's neighbours.
+        let mixed = ["| AB-12 | Other |", "| QP-429 | Too many requests |"];
+        assert_eq!(order("QP-429 again", &mixed), [0, 1]);
     }
 
     #[test]
